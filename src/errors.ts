@@ -1,0 +1,58 @@
+/**
+ * Every error forkwatch raises or answers with has a code defined here and documented in
+ * docs/errors.md; test/errors.test.ts keeps the two in step.
+ */
+
+export interface ErrorDefinition {
+  /** HTTP status when the error is answered over HTTP; 500 otherwise. */
+  status: number;
+  /** Default message; `%s` placeholders are filled by createError's arguments. */
+  message: string;
+}
+
+export const ERROR_CODES = {
+  // ---- configuration and CLI ----
+  FORKWATCH_ERR_CONFIG_INVALID: { status: 500, message: 'invalid configuration: %s' },
+  FORKWATCH_ERR_CLI_USAGE: { status: 500, message: '%s' },
+
+  // ---- OTLP receiver ----
+  FORKWATCH_ERR_UNAUTHORIZED: { status: 401, message: 'missing or invalid bearer token' },
+  FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'unsupported content type %s: use application/x-protobuf or application/json',
+  },
+  FORKWATCH_ERR_UNSUPPORTED_ENCODING: { status: 415, message: 'unsupported content encoding %s: use gzip or identity' },
+  FORKWATCH_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },
+  FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE: { status: 413, message: 'decompressed body exceeds %s bytes' },
+  FORKWATCH_ERR_BAD_GZIP: { status: 400, message: 'body is not valid gzip: %s' },
+  FORKWATCH_ERR_OTLP_DECODE: { status: 400, message: 'cannot decode OTLP payload: %s' },
+  FORKWATCH_ERR_OVERLOADED: { status: 503, message: 'ingest queue full: retry after %s s' },
+
+  // ---- API ----
+  FORKWATCH_ERR_NOT_FOUND: { status: 404, message: '%s not found' },
+  FORKWATCH_ERR_BAD_QUERY: { status: 400, message: 'bad query parameter: %s' },
+
+  // ---- storage ----
+  FORKWATCH_ERR_STORAGE: { status: 500, message: 'storage error: %s' },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error with a stable `code` and the HTTP `statusCode` it is answered with. */
+export class ForkwatchError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  constructor(code: ErrorCode, ...args: Array<string | number>) {
+    const def: ErrorDefinition = ERROR_CODES[code];
+    let i = 0;
+    super(def.message.replace(/%s/g, () => String(args[i++] ?? '')));
+    this.name = 'ForkwatchError';
+    this.code = code;
+    this.statusCode = def.status;
+  }
+}
+
+/** Builds a ForkwatchError; `args` fill the message's `%s` placeholders in order. */
+export function createError(code: ErrorCode, ...args: Array<string | number>): ForkwatchError {
+  return new ForkwatchError(code, ...args);
+}
