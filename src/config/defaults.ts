@@ -1,0 +1,81 @@
+/**
+ * Every setting of the detector service, with its default. Flags (`--otlp-port`) override
+ * environment variables (`FORKWATCH_OTLP_PORT`) override these. docs/configuration.md lists them.
+ */
+export const DEFAULT_CONFIG = {
+  /** Interface both listeners bind. */
+  host: '0.0.0.0',
+  /** OTLP/HTTP receiver port (POST /v1/traces); 0 = ephemeral. */
+  otlpPort: 4318,
+  /** API, /metrics, /healthz, /readyz port; 0 = ephemeral. */
+  httpPort: 9464,
+  /** SQLite file, or ':memory:' (nothing survives a restart). */
+  db: './forkwatch.db',
+  /** When set, OTLP and API requests need `Authorization: Bearer <token>`. */
+  authToken: '',
+  /** Also require the token on /metrics, /healthz and /readyz. */
+  metricsAuth: false,
+  /** error | warn | info | debug */
+  logLevel: 'info',
+
+  /** Largest OTLP request body accepted as sent, bytes (413 above). */
+  maxBodyBytes: 4 * 1024 * 1024,
+  /** Largest OTLP body after gzip inflation, bytes (413 above). */
+  maxDecompressedBytes: 16 * 1024 * 1024,
+  /** Spans accepted but not yet committed; past this OTLP requests get 503 + Retry-After. */
+  maxQueuedSpans: 200_000,
+  /** Retry-After sent with 503/429, seconds. */
+  retryAfterSeconds: 2,
+
+  /** How long the correlator waits after a session's first undecided evidence before deciding, ms. */
+  decisionWindowMs: 10_000,
+  /** Sessions tracked at once; the least recently updated is dropped (and counted) past this. */
+  maxSessions: 100_000,
+  /** Events remembered per incarnation, oldest dropped (and counted) first. */
+  maxEventsPerIncarnation: 256,
+  /** Pending requests remembered per session. */
+  maxRequestsPerSession: 256,
+  /** A session with no span for this long is expired (counted), ms. */
+  sessionTtlMs: 15 * 60_000,
+  /** An idle, decided session is compacted to a summary after this long, ms. */
+  compactAfterMs: 60_000,
+  /** How often pending decisions and expiry are evaluated, ms. */
+  tickIntervalMs: 500,
+  /** Group-commit interval of the SQLite writer, ms; OTLP requests are acknowledged after their commit. */
+  commitIntervalMs: 20,
+  /** Findings and session state older than this are deleted, ms (default 30 days). */
+  retentionMs: 30 * 24 * 3_600_000,
+  /** Distinct `service` label values kept on metrics; later services are labelled `other`. */
+  maxServices: 50,
+  /** SIGTERM: longest wait for in-flight batches before exiting anyway, ms. */
+  drainTimeoutMs: 10_000,
+};
+
+export type DetectorConfig = typeof DEFAULT_CONFIG;
+export type ConfigKey = keyof DetectorConfig;
+
+/** Environment variables read besides FORKWATCH_<KEY>: these belong to the instrumentation. */
+export const FOREIGN_FORKWATCH_ENV = new Set(['FORKWATCH_SESSION_SALT']);
+
+/** Bounds checked at start; a value outside is a configuration error. */
+export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number; integer?: boolean }>> = {
+  otlpPort: { min: 0, max: 65535, integer: true },
+  httpPort: { min: 0, max: 65535, integer: true },
+  maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
+  maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
+  maxQueuedSpans: { min: 1, max: 100_000_000, integer: true },
+  retryAfterSeconds: { min: 1, max: 3600, integer: true },
+  decisionWindowMs: { min: 0, max: 3_600_000 },
+  maxSessions: { min: 1, max: 100_000_000, integer: true },
+  maxEventsPerIncarnation: { min: 1, max: 1_000_000, integer: true },
+  maxRequestsPerSession: { min: 1, max: 1_000_000, integer: true },
+  sessionTtlMs: { min: 1000, max: 30 * 24 * 3_600_000 },
+  compactAfterMs: { min: 0, max: 30 * 24 * 3_600_000 },
+  tickIntervalMs: { min: 10, max: 60_000 },
+  commitIntervalMs: { min: 0, max: 10_000 },
+  retentionMs: { min: 60_000, max: 10 * 365 * 24 * 3_600_000 },
+  maxServices: { min: 1, max: 10_000, integer: true },
+  drainTimeoutMs: { min: 0, max: 600_000 },
+};
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+
+/** Hex characters kept of the session key digest (128 bits). */
+export const SESSION_KEY_HEX_CHARS = 32;
+/** Hex characters kept of a payload digest (64 bits). */
+export const PAYLOAD_DIGEST_HEX_CHARS = 16;
+/** Session keys memoised per salt; ids repeat on every request of a session. */
+const CACHE_LIMIT = 4096;
+
+const caches = new Map<string, Map<string, string>>();
+
+/**
+ * `forkwatch.session.key`: the first 32 hex chars of SHA-256(salt || id). The raw id is a bearer
+ * credential; every client and server of a fleet must share the salt so both derive one key.
+ */
+export function sessionKey(sessionId: string, salt: string): string {
+  let cache = caches.get(salt);
+  if (!cache) {
+    cache = new Map();
+    caches.set(salt, cache);
+  }
+  const hit = cache.get(sessionId);
+  if (hit !== undefined) return hit;
+  const key = createHash('sha256').update(salt, 'utf8').update(sessionId, 'utf8').digest('hex').slice(0, SESSION_KEY_HEX_CHARS);
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  cache.set(sessionId, key);
+  return key;
+}
+
+/** `forkwatch.sse.payload.digest`: first 16 hex chars of SHA-256 of the SSE data field. */
+export function payloadDigest(data: string): string {
+  return createHash('sha256').update(data, 'utf8').digest('hex').slice(0, PAYLOAD_DIGEST_HEX_CHARS);
+}

@@ -1,0 +1,110 @@
+/** One parsed SSE event. */
+export interface SseEvent {
+  /** The `id:` field, or undefined when the event had none. */
+  id?: string;
+  /** The `event:` field, default `message`. */
+  event: string;
+  /** Data lines joined by `\n`. */
+  data: string;
+}
+
+/** Largest event (bytes of buffered text) the parser keeps; a larger one is skipped, not buffered. Default 1 MiB. */
+export const DEFAULT_MAX_EVENT_CHARS = 1024 * 1024;
+
+/**
+ * Incremental parser of the text/event-stream format (WHATWG HTML, "event stream interpretation").
+ * Bounded: an event larger than `maxEventChars` is discarded and counted instead of buffered, so a
+ * hostile stream cannot grow memory. Never throws.
+ */
+export class SseParser {
+  private buf = '';
+  private id: string | undefined;
+  private event = '';
+  private data: string[] = [];
+  private dataChars = 0;
+  private skipping = false;
+  /** Events discarded for exceeding the size bound. */
+  oversized = 0;
+
+  constructor(private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS) {}
+
+  /** Feeds a chunk of text; returns the events it completed. */
+  push(chunk: string): SseEvent[] {
+    const out: SseEvent[] = [];
+    this.buf += chunk;
+    let start = 0;
+    for (;;) {
+      const nl = this.nextLineEnd(start);
+      if (nl < 0) break;
+      const line = this.buf.slice(start, nl);
+      start = nl + (this.buf[nl] === '\r' && this.buf[nl + 1] === '\n' ? 2 : 1);
+      this.line(line, out);
+    }
+    this.buf = this.buf.slice(start);
+    if (this.buf.length > this.maxEventChars) {
+      // A single unterminated line past the bound: drop it and the event it belongs to.
+      this.buf = '';
+      this.beginSkip();
+    }
+    return out;
+  }
+
+  private nextLineEnd(from: number): number {
+    for (let i = from; i < this.buf.length; i++) {
+      const c = this.buf.charCodeAt(i);
+      if (c === 10) return i;
+      if (c === 13) {
+        // A lone CR at the end of the buffer may be the first half of CRLF: wait for more.
+        if (i + 1 >= this.buf.length) return -1;
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private beginSkip(): void {
+    this.skipping = true;
+    this.oversized++;
+    this.data = [];
+    this.dataChars = 0;
+  }
+
+  private line(line: string, out: SseEvent[]): void {
+    if (line === '') {
+      if (!this.skipping && (this.data.length > 0 || this.id !== undefined)) {
+        const ev: SseEvent = { event: this.event || 'message', data: this.data.join('\n') };
+        if (this.id !== undefined) ev.id = this.id;
+        out.push(ev);
+      }
+      this.id = undefined;
+      this.event = '';
+      this.data = [];
+      this.dataChars = 0;
+      this.skipping = false;
+      return;
+    }
+    if (this.skipping || line.charCodeAt(0) === 58 /* ':' comment */) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    switch (field) {
+      case 'data':
+        this.dataChars += value.length + 1;
+        if (this.dataChars > this.maxEventChars) {
+          this.beginSkip();
+          return;
+        }
+        this.data.push(value);
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.id = value;
+        break;
+      case 'event':
+        this.event = value;
+        break;
+      default:
+        break;
+    }
+  }
+}
