@@ -1,0 +1,68 @@
+import { ForkwatchError } from '../errors.js';
+import { describeSettings } from '../config/load-config.js';
+import { runServe } from './serve.js';
+import { runDemo } from './demo.js';
+import { runAnalyze } from './analyze.js';
+
+const VERSION = '0.1.0';
+
+const USAGE = `forkwatch ${VERSION}: session-fork detector for MCP fleets (Streamable HTTP)
+
+Usage:
+  forkwatch serve   [flags]           run the detector (OTLP/HTTP in, findings, /metrics, API)
+  forkwatch demo    [demo flags]      watch the seed fork happen against a naive server, and not
+                                      against a guarded one (starts everything it needs)
+  forkwatch analyze FILE...           offline forensics over OTLP JSON exports (one
+                                      ExportTraceServiceRequest per line); exit 1 if findings
+  forkwatch help | --help | --version
+
+Exit status: 0 ok, 1 findings (analyze) or runtime failure, 2 bad usage or configuration.
+Run 'forkwatch serve --help' for the detector's flags and environment variables.`;
+
+export const SERVE_USAGE = `forkwatch serve [flags]
+
+Flags override environment variables, which override defaults.
+  flag                           environment variable                 default
+${describeSettings().join('\n')}
+
+FORKWATCH_SESSION_SALT is read by the instrumentation, not the detector.
+SIGTERM/SIGINT drain: stop accepting, finish the batches in hand, flush SQLite, exit 0.`;
+
+/** Runs the CLI; resolves to the process exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      case '--version':
+      case 'version':
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+      case 'serve':
+        if (rest.includes('--help') || rest.includes('-h')) {
+          process.stdout.write(`${SERVE_USAGE}\n`);
+          return 0;
+        }
+        return await runServe(rest, process.env);
+      case 'demo':
+        return await runDemo(rest);
+      case 'analyze':
+        return await runAnalyze(rest);
+      default:
+        process.stderr.write(`forkwatch: unknown command ${JSON.stringify(command)} (try forkwatch --help)\n`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ForkwatchError && (err.code === 'FORKWATCH_ERR_CONFIG_INVALID' || err.code === 'FORKWATCH_ERR_CLI_USAGE')) {
+      process.stderr.write(`forkwatch: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`forkwatch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  }
+}
