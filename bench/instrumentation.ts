@@ -1,0 +1,155 @@
+/**
+ * Instrumentation overhead: tool calls per second through a real MCP SDK client and server over
+ * real HTTP on loopback, with and without forkwatch instrumentation on both sides, measured in
+ * interleaved rounds in one process so machine noise hits both variants alike.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { z } from 'zod';
+import { createServerInstrumentation } from '../src/instrumentation/server/index.js';
+import { createClientInstrumentation } from '../src/instrumentation/client/index.js';
+
+interface Variant {
+  name: string;
+  url: string;
+  client: Client;
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+/** An OTLP sink that accepts and discards: the exporter does its real work, the sink stays cheap. */
+async function otlpSink(): Promise<{ url: string; spans: () => number; close(): Promise<void> }> {
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (d: Buffer) => (bytes += d.length));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    spans: () => bytes,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+function buildMcp(): McpServer {
+  const mcp = new McpServer({ name: 'bench', version: '1.0.0' });
+  mcp.registerTool('echo', { description: 'echo', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return mcp;
+}
+
+async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Variant> {
+  const providers: BasicTracerProvider[] = [];
+  const provider = (service: string): BasicTracerProvider => {
+    const p = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': service }),
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl }))],
+    });
+    providers.push(p);
+    return p;
+  };
+  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server') }) : undefined;
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? transports.get(id) : undefined;
+    if (!transport) {
+      const t = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sid) => void transports.set(sid, t),
+      });
+      transport = serverFw ? serverFw.observeTransport(t) : t;
+      await buildMcp().connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  };
+  const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
+  const url = await listen(http);
+  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client') }) : undefined;
+  const transport = new StreamableHTTPClientTransport(new URL(url), clientFw ? { fetch: clientFw.wrapFetch() } : {});
+  const client = new Client({ name: 'bench-client', version: '1.0.0' });
+  if (clientFw) clientFw.attach(transport, client);
+  await client.connect(transport);
+  return {
+    name: instrumented ? 'instrumented' : 'plain',
+    url,
+    client,
+    close: async () => {
+      await client.close();
+      for (const t of transports.values()) await t.close();
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+      for (const p of providers) await p.shutdown();
+    },
+  };
+}
+
+async function round(v: Variant, calls: number, concurrency: number): Promise<number> {
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < calls) {
+        next++;
+        await v.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+      }
+    }),
+  );
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  return calls / s;
+}
+
+export interface InstrumentationBenchResult {
+  plainCallsPerSec: number;
+  instrumentedCallsPerSec: number;
+  /** 1 - instrumented/plain: the share of throughput instrumentation costs. */
+  overhead: number;
+}
+
+/** Interleaved A/B rounds; returns medians. */
+export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number } = {}): Promise<InstrumentationBenchResult> {
+  const rounds = opts.rounds ?? 7;
+  const calls = opts.calls ?? 400;
+  const concurrency = opts.concurrency ?? 4;
+  const sink = await otlpSink();
+  const plain = await startVariant(false, sink.url);
+  const inst = await startVariant(true, sink.url);
+  await round(plain, 100, concurrency); // warm-up both
+  await round(inst, 100, concurrency);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which goes first so drift favours neither.
+    if (i % 2 === 0) {
+      a.push(await round(plain, calls, concurrency));
+      b.push(await round(inst, calls, concurrency));
+    } else {
+      b.push(await round(inst, calls, concurrency));
+      a.push(await round(plain, calls, concurrency));
+    }
+  }
+  await plain.close();
+  await inst.close();
+  await sink.close();
+  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const p = median(a);
+  const q = median(b);
+  return { plainCallsPerSec: p, instrumentedCallsPerSec: q, overhead: 1 - q / p };
+}

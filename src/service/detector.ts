@@ -1,0 +1,149 @@
+import type { DiagLogger } from '@opentelemetry/api';
+import type { FastifyInstance } from 'fastify';
+import type { DetectorConfig } from '../config/defaults.js';
+import { CorrelationEngine } from '../correlate/correlation-engine.js';
+import { systemClock, type Clock, type EngineListener } from '../correlate/types.js';
+import { createApiServer } from '../http/api-server.js';
+import { createOtlpServer } from '../http/otlp-server.js';
+import { createMetrics, type DetectorMetrics } from '../metrics/create-metrics.js';
+import type { IngestMeta } from '../otlp/ingest-sink.js';
+import { openStore } from '../storage/open-store.js';
+import type { Store } from '../storage/store.js';
+import { IngestPipeline } from './ingest-pipeline.js';
+
+/** How often old findings and session states are pruned, ms. */
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+export interface RunningDetector {
+  /** `http://host:port` of the OTLP receiver (POST /v1/traces). */
+  otlpUrl: string;
+  /** `http://host:port` of the API and /metrics. */
+  httpUrl: string;
+  engine: CorrelationEngine;
+  store: Store;
+  metrics: DetectorMetrics;
+  /** Drains: stop accepting, finish batches in hand, flush SQLite. Resolves true when all was committed. */
+  close(): Promise<boolean>;
+}
+
+/**
+ * Assembles the detector: OTLP receiver (decode) → correlation engine (correlate) → SQLite
+ * (persist) → metrics and API (expose), and restores the engine's pending correlations from a
+ * previous run before it accepts spans.
+ */
+export async function startDetector(config: DetectorConfig, logger: DiagLogger, clock: Clock = systemClock): Promise<RunningDetector> {
+  const store = openStore({ path: config.db, retentionMs: config.retentionMs });
+  const metrics = createMetrics({ maxServices: config.maxServices });
+  let pipeline: IngestPipeline | undefined;
+  const listener: EngineListener = {
+    onFinding(finding, isNew, info) {
+      metrics.onFinding(finding, isNew, info);
+      pipeline?.addFinding(finding);
+      if (isNew) logger.warn('finding', { kind: finding.kind, service: finding.service, id: finding.id, summary: finding.summary });
+    },
+    onFindingResolved(finding) {
+      metrics.onFindingResolved?.(finding);
+      pipeline?.addFinding(finding);
+    },
+    onResume(outcome, service, traceId) {
+      metrics.onResume(outcome, service, traceId);
+    },
+    onDrop(reason, count) {
+      metrics.onDrop(reason, count);
+    },
+  };
+  const engine = new CorrelationEngine(clock, listener, {
+    decisionWindowMs: config.decisionWindowMs,
+    maxSessions: config.maxSessions,
+    maxEventsPerIncarnation: config.maxEventsPerIncarnation,
+    maxRequestsPerSession: config.maxRequestsPerSession,
+    sessionTtlMs: config.sessionTtlMs,
+    compactAfterMs: config.compactAfterMs,
+  });
+  let restored = 0;
+  for (const { key, state } of store.loadSessionStates()) {
+    engine.restore(key, state);
+    restored++;
+  }
+  metrics.bindStats(() => engine.stats());
+  pipeline = new IngestPipeline({
+    engine,
+    store,
+    maxQueuedSpans: config.maxQueuedSpans,
+    commitIntervalMs: config.commitIntervalMs,
+    logger,
+    onQueueSize: (n) => metrics.setQueueSpans(n),
+    onStorageError: () => metrics.storageError(),
+  });
+  const p = pipeline;
+  let ready = false;
+  let otlp: FastifyInstance | undefined;
+  let api: FastifyInstance | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    otlp = await createOtlpServer({
+      sink: { offer: (spans, _meta: IngestMeta) => p.offer(spans) },
+      authToken: config.authToken || undefined,
+      maxBodyBytes: config.maxBodyBytes,
+      maxDecompressedBytes: config.maxDecompressedBytes,
+      retryAfterSeconds: config.retryAfterSeconds,
+      onRequest: (outcome) => metrics.onOtlpRequest(outcome),
+    });
+    api = await createApiServer({
+      store,
+      lineage: (key) => engine.lineage(key),
+      metrics,
+      authToken: config.authToken || undefined,
+      metricsAuth: config.metricsAuth,
+      ready: () => ready && !p.storageFailing,
+    });
+    const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
+    const httpAddr = await api.listen({ host: config.host, port: config.httpPort });
+    timers.push(setInterval(() => p.tick(), config.tickIntervalMs));
+    timers.push(
+      setInterval(() => {
+        try {
+          store.prune(clock.now());
+        } catch (err) {
+          metrics.storageError();
+          logger.error('prune failed', err);
+        }
+      }, PRUNE_INTERVAL_MS),
+    );
+    for (const t of timers) t.unref();
+    ready = true;
+    metrics.setReady(true);
+    logger.info('detector started', { otlp: otlpAddr, http: httpAddr, db: config.db, restoredSessions: restored });
+    let closing: Promise<boolean> | undefined;
+    return {
+      otlpUrl: displayUrl(otlpAddr),
+      httpUrl: displayUrl(httpAddr),
+      engine,
+      store,
+      metrics,
+      close: () =>
+        (closing ??= (async () => {
+          ready = false;
+          metrics.setReady(false);
+          for (const t of timers) clearInterval(t);
+          // Stop accepting; fastify waits for requests in flight, whose batches the pipeline commits.
+          await Promise.all([otlp!.close(), api!.close()]);
+          const ok = p.close();
+          store.close();
+          logger.info('detector stopped', { committed: ok });
+          return ok;
+        })()),
+    };
+  } catch (err) {
+    for (const t of timers) clearInterval(t);
+    await otlp?.close().catch(() => undefined);
+    await api?.close().catch(() => undefined);
+    store.close();
+    throw err;
+  }
+}
+
+/** fastify reports `http://0.0.0.0:4318`-style or IPv6 addresses; keep them as given. */
+function displayUrl(addr: string): string {
+  return addr.replace(/\/$/, '');
+}
