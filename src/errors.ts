@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   // ---- API ----
   FORKWATCH_ERR_NOT_FOUND: { status: 404, message: '%s not found' },
   FORKWATCH_ERR_BAD_QUERY: { status: 400, message: 'bad query parameter: %s' },
+  FORKWATCH_ERR_INTERNAL: { status: 500, message: 'internal error: %s' },
 
   // ---- storage ----
   FORKWATCH_ERR_STORAGE: { status: 500, message: 'storage error: %s' },

@@ -6,6 +6,8 @@ export const SESSION_KEY_HEX_CHARS = 32;
 export const PAYLOAD_DIGEST_HEX_CHARS = 16;
 /** Session keys memoised per salt; ids repeat on every request of a session. */
 const CACHE_LIMIT = 4096;
+/** Ids longer than this (chars) are hashed every time rather than cached. */
+const CACHE_MAX_ID_CHARS = 1024;
 
 const caches = new Map<string, Map<string, string>>();
 
@@ -22,6 +24,8 @@ export function sessionKey(sessionId: string, salt: string): string {
   const hit = cache.get(sessionId);
   if (hit !== undefined) return hit;
   const key = createHash('sha256').update(salt, 'utf8').update(sessionId, 'utf8').digest('hex').slice(0, SESSION_KEY_HEX_CHARS);
+  // A hostile, huge id (a 10 MB header) must not be retained by the cache.
+  if (sessionId.length > CACHE_MAX_ID_CHARS) return key;
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(sessionId, key);
   return key;

@@ -1,0 +1,115 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createSessionGuard } from '../instrumentation/server/index.js';
+import type { ServerInstrumentation } from '../instrumentation/server/index.js';
+import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
+import { readJsonBody, sendJsonRpcError } from './http-body.js';
+import { recordStatus } from './record-status.js';
+import type { DemoServer, DemoServerObservations } from './types.js';
+
+export interface GuardedServerOptions {
+  /** The guard's `idleTtlMs`: a session with no request for this long is reaped with its log, ms. Default 300. */
+  reapAfterMs?: number;
+  /** The guard's reaper period, ms. Default reapAfterMs / 6 (at least 10). */
+  reapIntervalMs?: number;
+  /** slow_report progress notifications per call. Default 5. */
+  steps?: number;
+  /** slow_report delay per step, ms. Default 30. */
+  stepMs?: number;
+  /** Optional forkwatch server instrumentation given to the guard. Default none. */
+  instrumentation?: ServerInstrumentation;
+  /** Largest POST body read, bytes. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Narration of server-side moments (session created, reaped, resume refused). Errors are ignored. */
+  onNote?: (what: string) => void;
+}
+
+/**
+ * The same slow tool behind forkwatch's `createSessionGuard`: sessions and their logs live and
+ * die together, an unknown session on resume is answered 404, an absent event 409, and nothing is
+ * ever minted on a resume.
+ */
+export async function startGuardedServer(opts: GuardedServerOptions = {}): Promise<DemoServer> {
+  const reapAfterMs = opts.reapAfterMs ?? 300;
+  const obs: DemoServerObservations = { created: [], reaped: [], answered: [], runs: [] };
+  const note = (what: string): void => {
+    try {
+      opts.onNote?.(what);
+    } catch {
+      // narration must not break the server
+    }
+  };
+  const onRun = (run: ToolRun): void => {
+    if (!obs.runs.includes(run)) obs.runs.push(run);
+  };
+  const guard = createSessionGuard({
+    createServer: () => createSlowReportServer({ steps: opts.steps, stepMs: opts.stepMs, onRun }),
+    idleTtlMs: reapAfterMs,
+    reapIntervalMs: opts.reapIntervalMs ?? Math.max(10, Math.floor(reapAfterMs / 6)),
+    instrumentation: opts.instrumentation,
+    maxBodyBytes: opts.maxBodyBytes,
+  });
+  // The guard reports reaps only as counters: narrate them by watching the counter.
+  let reapedSeen = 0;
+  const watch = setInterval(() => {
+    const n = guard.stats().reapedIdle;
+    if (n > reapedSeen) {
+      note(`guard reaped ${n - reapedSeen} idle session(s) together with their event logs`);
+      reapedSeen = n;
+    }
+  }, Math.max(10, Math.floor(reapAfterMs / 6)));
+  watch.unref();
+
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname !== '/mcp') {
+        res.writeHead(404).end();
+        return;
+      }
+      const sid = req.headers['mcp-session-id'] as string | undefined;
+      const lastEventId = req.headers['last-event-id'] as string | undefined;
+      let body: unknown;
+      if (req.method === 'POST') {
+        const read = await readJsonBody(req, opts.maxBodyBytes);
+        if (!read.ok) {
+          sendJsonRpcError(res, read.status, -32700, read.reason);
+          return;
+        }
+        body = read.value;
+      }
+      const initialize = req.method === 'POST' && !sid && (Array.isArray(body) ? body : [body]).some((m) => isInitializeRequest(m));
+      recordStatus(res, (status) => {
+        const answeredId = res.getHeader('mcp-session-id');
+        obs.answered.push({ method: req.method ?? '', sessionId: sid, lastEventId, status, at: Date.now() });
+        if (initialize && status === 200 && typeof answeredId === 'string') {
+          obs.created.push({ sessionId: answeredId, life: 1, by: 'initialize', method: 'initialize', at: Date.now() });
+          note(`guard created session ${answeredId.slice(0, 8)}… on initialize (incarnation ${guard.incarnationOf(answeredId) ?? '?'})`);
+        }
+        if (lastEventId !== undefined && status >= 400) note(`guard refused resume (Last-Event-ID ${lastEventId}): ${status}, nothing allocated`);
+      });
+      await guard.handleRequest(req, res, body);
+    })().catch(() => {
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    kind: 'guarded',
+    port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    observations: obs,
+    activeSessions: () => guard.stats().sessions,
+    reapedCount: () => guard.stats().reapedIdle,
+    async close() {
+      clearInterval(watch);
+      await guard.close().catch(() => {});
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

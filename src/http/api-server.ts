@@ -1,0 +1,152 @@
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ForkwatchError, createError, type ErrorCode } from '../errors.js';
+import type { SessionLineage } from '../model/lineage.js';
+import type { RenderedMetrics } from '../metrics/render-metrics.js';
+import type { Store } from '../storage/store.js';
+import { bearerMatches } from './api-auth.js';
+import { API_V1, findingJson } from './api-finding-json.js';
+import { parseFindingsQuery } from './api-findings-query.js';
+import { lineageFromFindings } from './api-stored-lineage.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  /** The engine's live lineage of a session key, or undefined when it no longer holds it. */
+  lineage: (key: string) => SessionLineage | undefined;
+  /** Renders `/metrics` for an `Accept` header (a DetectorMetrics fits); `/metrics` is 404 without it. */
+  metrics?: { render(accept?: string): Promise<RenderedMetrics> };
+  /** When set, `/api/*` needs `Authorization: Bearer <authToken>`. */
+  authToken?: string;
+  /** Also require the token on `/metrics`, `/healthz`, `/readyz`; default false. */
+  metricsAuth?: boolean;
+  /** Readiness for `/readyz`. */
+  ready: () => boolean;
+  /** Request and error logging; default none. */
+  logger?: FastifyBaseLogger;
+  /** Clock for relative `since` values, epoch ms; default `Date.now`. */
+  now?: () => number;
+}
+
+/** The body of every error answer. */
+export interface ApiErrorBody {
+  code: ErrorCode;
+  message: string;
+  statusCode: number;
+}
+
+const OPEN_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
+/** Longest URL echoed back in a 404 message, in characters. */
+const MAX_ECHOED_URL = 200;
+
+/**
+ * Builds (does not start) the detector's HTTP server: the JSON API under `/api/v1`, `/metrics`,
+ * `/healthz`, `/readyz`. Every error, fastify's own included, is answered as
+ * `{ code, message, statusCode }` with a code from docs/errors.md.
+ */
+export async function createApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
+  const now = options.now ?? Date.now;
+  const app: FastifyInstance = options.logger
+    ? (Fastify({ loggerInstance: options.logger }) as unknown as FastifyInstance)
+    : Fastify({ logger: false });
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (options.authToken === undefined) return;
+    const path = req.url.split('?', 1)[0]!;
+    const guarded = path.startsWith('/api/') || path === '/api' || (options.metricsAuth === true && OPEN_PATHS.has(path));
+    if (guarded && !bearerMatches(req.headers.authorization, options.authToken)) {
+      reply.header('www-authenticate', 'Bearer');
+      return sendError(reply, createError('FORKWATCH_ERR_UNAUTHORIZED'));
+    }
+  });
+
+  app.setErrorHandler((err: FastifyError | ForkwatchError, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof ForkwatchError) {
+      if (err.statusCode >= 500) req.log.error({ err }, 'request failed');
+      return sendError(reply, err);
+    }
+    const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      // fastify's own message says what was wrong better than our template would
+      const e = createError(clientErrorCode(status));
+      e.message = err.message;
+      return sendError(reply, e, status);
+    }
+    req.log.error({ err }, 'request failed');
+    return sendError(reply, createError('FORKWATCH_ERR_INTERNAL', `${req.method} ${req.routeOptions.url ?? 'request'}`));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const url = req.url.length > MAX_ECHOED_URL ? `${req.url.slice(0, MAX_ECHOED_URL)}…` : req.url;
+    return sendError(reply, createError('FORKWATCH_ERR_NOT_FOUND', `route ${req.method} ${url}`));
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  app.get(`${API_V1}/findings`, async (req) => {
+    const query = parseFindingsQuery(req.query as Record<string, unknown>, now());
+    const page = options.store.listFindings(query);
+    return { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
+  });
+
+  app.get<{ Params: { id: string } }>(`${API_V1}/findings/:id`, async (req) => {
+    const f = options.store.getFinding(req.params.id);
+    if (!f) throw createError('FORKWATCH_ERR_NOT_FOUND', `finding ${JSON.stringify(req.params.id)}`);
+    return findingJson(f);
+  });
+
+  app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, async (req) => {
+    const key = req.params.key;
+    const findings = options.store.findingsForSession(key);
+    const live = options.lineage(key);
+    const lineage = live ?? (findings.length > 0 ? lineageFromFindings(key, findings) : undefined);
+    if (!lineage) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
+    return { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) };
+  });
+
+  if (options.metrics) {
+    const metrics = options.metrics;
+    app.get('/metrics', async (req, reply) => {
+      const out = await metrics.render(req.headers.accept);
+      reply.header('content-type', out.contentType);
+      return out.body;
+    });
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_req, reply) => {
+    let ready = false;
+    try {
+      ready = options.ready();
+    } catch {
+      ready = false;
+    }
+    reply.code(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not_ready' };
+  });
+
+  return app;
+}
+
+function clientErrorCode(status: number): ErrorCode {
+  switch (status) {
+    case 401:
+      return 'FORKWATCH_ERR_UNAUTHORIZED';
+    case 404:
+      return 'FORKWATCH_ERR_NOT_FOUND';
+    case 413:
+      return 'FORKWATCH_ERR_BODY_TOO_LARGE';
+    case 415:
+      return 'FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE';
+    default:
+      return 'FORKWATCH_ERR_BAD_QUERY';
+  }
+}
+
+/** `status` overrides the code's own status where fastify's error knew better (e.g. 405, 414). */
+function sendError(reply: FastifyReply, err: ForkwatchError, status: number = err.statusCode): FastifyReply {
+  const body: ApiErrorBody = { code: err.code, message: err.message, statusCode: status };
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}

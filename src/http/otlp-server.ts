@@ -1,0 +1,274 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { gunzip } from 'node:zlib';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { ForkwatchError, createError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
+import { decodeJson } from '../otlp/decode-json.js';
+import type { DecodeLimits } from '../otlp/decode-limits.js';
+import { decodeProtobuf } from '../otlp/decode-protobuf.js';
+import type { DecodeResult } from '../otlp/decode-result.js';
+import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
+import type { OtlpFormat } from '../otlp/export-response.js';
+import type { IngestSink } from '../otlp/ingest-sink.js';
+
+/** Why a request (or some of its spans) was refused; the `reason` of `forkwatch_spans_rejected_total`. */
+export type OtlpRefusalReason =
+  | 'decode_error'
+  | 'too_large'
+  | 'unsupported_media_type'
+  | 'unauthorized'
+  | 'overloaded'
+  | 'invalid_span';
+
+/** What became of one `POST /v1/traces`, reported to {@link OtlpServerOptions.onRequest}. */
+export interface OtlpRequestOutcome {
+  /** HTTP status answered. */
+  status: number;
+  /** Set when the request was refused, or on a 200 when some spans were rejected (`invalid_span`). */
+  reason?: OtlpRefusalReason;
+  /** Forkwatch spans ingested (handed to the sink and accepted); 0 unless status is 200. */
+  spans: number;
+  /**
+   * Forkwatch spans refused, counted under `reason`: on 200 those the decoder rejected
+   * (`invalid_span`); on 503 every decoded forkwatch span of the batch (`overloaded`); 0 when the
+   * body was never decoded (401, 413, 415, 400: the count is unknown).
+   */
+  rejected: number;
+  /** Non-forkwatch spans skipped (200 and 503). */
+  foreign: number;
+}
+
+export interface OtlpServerOptions {
+  /** Where decoded forkwatch spans go. Required. */
+  sink: IngestSink;
+  /** When set, requests need `Authorization: Bearer <authToken>`; checked before the body is read. Default: unset. */
+  authToken?: string;
+  /** Largest request body accepted, bytes, as received (compressed). Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Largest gzip body after inflation, bytes; inflation stops there. Default 16 MiB. */
+  maxDecompressedBytes?: number;
+  /** `Retry-After` on 503, seconds. Default 2. */
+  retryAfterSeconds?: number;
+  /** How long a sink's promise may take before the request is answered 503, ms. Default 10000. */
+  sinkTimeoutMs?: number;
+  /** Overrides of the decoders' bounds (DEFAULT_DECODE_LIMITS). */
+  decodeLimits?: Partial<DecodeLimits>;
+  /** Called once per request with its outcome (metrics hook); exceptions it throws are swallowed. */
+  onRequest?: (outcome: OtlpRequestOutcome) => void;
+  /** Fastify logger option. Default false (no logging). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Defaults of {@link OtlpServerOptions}. */
+export const DEFAULT_OTLP_SERVER_OPTIONS = Object.freeze({
+  maxBodyBytes: 4 * 1024 * 1024, // bytes
+  maxDecompressedBytes: 16 * 1024 * 1024, // bytes
+  retryAfterSeconds: 2, // seconds
+  sinkTimeoutMs: 10_000, // milliseconds
+});
+
+/** The OTLP/HTTP traces path. */
+export const OTLP_TRACES_PATH = '/v1/traces';
+
+const CONTENT_TYPE: Record<OtlpFormat, string> = {
+  protobuf: 'application/x-protobuf',
+  json: 'application/json',
+};
+
+const REASON_BY_CODE: Partial<Record<ErrorCode, OtlpRefusalReason>> = {
+  FORKWATCH_ERR_UNAUTHORIZED: 'unauthorized',
+  FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE: 'unsupported_media_type',
+  FORKWATCH_ERR_UNSUPPORTED_ENCODING: 'unsupported_media_type',
+  FORKWATCH_ERR_BODY_TOO_LARGE: 'too_large',
+  FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE: 'too_large',
+  FORKWATCH_ERR_BAD_GZIP: 'decode_error',
+  FORKWATCH_ERR_OTLP_DECODE: 'decode_error',
+  FORKWATCH_ERR_OVERLOADED: 'overloaded',
+};
+
+/**
+ * Builds the OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, optionally gzip.
+ * The instance is ready but not listening; the caller calls `listen` (default port 4318 is the
+ * CLI's business) and `close`.
+ */
+export async function createOtlpServer(options: OtlpServerOptions): Promise<FastifyInstance> {
+  const maxBodyBytes = positive(options.maxBodyBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxBodyBytes);
+  const maxDecompressedBytes = positive(options.maxDecompressedBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxDecompressedBytes);
+  const retryAfter = positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds);
+  const sinkTimeoutMs = positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs);
+  const { sink, decodeLimits, onRequest } = options;
+  const tokenDigest = options.authToken ? sha256(options.authToken) : undefined;
+
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes });
+
+  const notify = (outcome: OtlpRequestOutcome): void => {
+    if (!onRequest) return;
+    try {
+      onRequest(outcome);
+    } catch (err) {
+      app.log.warn({ err }, 'otlp onRequest hook threw');
+    }
+  };
+
+  const refuse = (req: FastifyRequest, reply: FastifyReply, err: ForkwatchError, result?: DecodeResult): FastifyReply => {
+    const format = formatOf(req) ?? 'json';
+    if (err.statusCode === 503) reply.header('retry-after', String(retryAfter));
+    notify({
+      status: err.statusCode,
+      reason: REASON_BY_CODE[err.code] ?? 'decode_error',
+      spans: 0,
+      rejected: result?.spans.length ?? 0,
+      foreign: result?.foreign ?? 0,
+    });
+    return reply
+      .code(err.statusCode)
+      .type(CONTENT_TYPE[format])
+      .send(encodeErrorResponse(format, err.statusCode, err.code, err.message));
+  };
+
+  // Content is checked by the onRequest hook; this parser only buffers, under bodyLimit.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
+    done(null, body);
+  });
+
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (error instanceof ForkwatchError) return refuse(req, reply, error);
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return refuse(req, reply, createError('FORKWATCH_ERR_BODY_TOO_LARGE', maxBodyBytes));
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return refuse(req, reply, createError('FORKWATCH_ERR_OTLP_DECODE', error.message));
+    }
+    req.log.error({ err: error }, 'otlp receiver failed');
+    notify({ status: 500, spans: 0, rejected: 0, foreign: 0 });
+    return reply.code(500).type(CONTENT_TYPE.json).send({ code: 13, message: 'internal error', statusCode: 500 });
+  });
+
+  app.post(OTLP_TRACES_PATH, {
+    // Everything that can be refused without the body is refused before it is read.
+    onRequest: async (req, reply) => {
+      if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {
+        return refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED'));
+      }
+      if (!formatOf(req)) {
+        return refuse(req, reply, createError('FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE', req.headers['content-type'] ?? '(none)'));
+      }
+      const enc = encodingOf(req);
+      if (enc === undefined) {
+        return refuse(req, reply, createError('FORKWATCH_ERR_UNSUPPORTED_ENCODING', String(req.headers['content-encoding'])));
+      }
+      const len = Number(req.headers['content-length']);
+      if (Number.isFinite(len) && len > maxBodyBytes) {
+        return refuse(req, reply, createError('FORKWATCH_ERR_BODY_TOO_LARGE', maxBodyBytes));
+      }
+      return undefined;
+    },
+    handler: async (req, reply) => {
+      const format = formatOf(req)!;
+      let body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      if (encodingOf(req) === 'gzip') body = await gunzipBounded(body, maxDecompressedBytes);
+      const result = format === 'protobuf' ? decodeProtobuf(body, decodeLimits) : decodeJson(body, decodeLimits);
+
+      if (result.spans.length > 0) {
+        const meta = {
+          received: result.total,
+          foreign: result.foreign,
+          rejected: result.rejected,
+          rejectReasons: result.rejectReasons,
+        };
+        const overloaded = createError('FORKWATCH_ERR_OVERLOADED', retryAfter);
+        let offered: Promise<void> | 'overloaded';
+        try {
+          offered = sink.offer(result.spans, meta);
+        } catch (err) {
+          req.log.error({ err }, 'ingest sink threw; answering 503');
+          return refuse(req, reply, overloaded, result);
+        }
+        if (offered === 'overloaded') return refuse(req, reply, overloaded, result);
+        try {
+          await withTimeout(offered, sinkTimeoutMs);
+        } catch (err) {
+          req.log.error({ err }, 'ingest sink failed; answering 503');
+          return refuse(req, reply, overloaded, result);
+        }
+      }
+
+      const outcome: OtlpRequestOutcome = {
+        status: 200,
+        spans: result.spans.length,
+        rejected: result.rejected,
+        foreign: result.foreign,
+      };
+      if (result.rejected > 0) outcome.reason = 'invalid_span';
+      notify(outcome);
+      const response = encodeExportResponse(format, {
+        rejectedSpans: result.rejected,
+        ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
+      });
+      return reply.code(200).type(CONTENT_TYPE[format]).send(Buffer.from(response.buffer, response.byteOffset, response.byteLength));
+    },
+  });
+
+  return app;
+}
+
+function formatOf(req: FastifyRequest): OtlpFormat | undefined {
+  const ct = req.headers['content-type'];
+  if (typeof ct !== 'string') return undefined;
+  const semi = ct.indexOf(';');
+  const media = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+  if (media === 'application/x-protobuf') return 'protobuf';
+  if (media === 'application/json') return 'json';
+  return undefined;
+}
+
+/** 'gzip', 'identity', or undefined for an encoding we do not accept. */
+function encodingOf(req: FastifyRequest): 'gzip' | 'identity' | undefined {
+  const ce = req.headers['content-encoding'];
+  if (ce === undefined) return 'identity';
+  const v = String(ce).trim().toLowerCase();
+  if (v === 'gzip' || v === 'x-gzip') return 'gzip';
+  if (v === '' || v === 'identity' || v === 'none') return 'identity';
+  return undefined;
+}
+
+function authorized(header: string | undefined, tokenDigest: Buffer): boolean {
+  if (typeof header !== 'string') return false;
+  const m = /^Bearer[ ]+(.+)$/i.exec(header.trim());
+  if (!m) return false;
+  // Digests have equal lengths, so the comparison time does not depend on the token's length.
+  return timingSafeEqual(sha256(m[1]!), tokenDigest);
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}
+
+/** Inflates gzip, stopping (and failing) once the output would pass `max` bytes. */
+function gunzipBounded(body: Buffer, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    gunzip(body, { maxOutputLength: max }, (err, out) => {
+      if (!err) return resolve(out);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+        reject(createError('FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE', max));
+      } else {
+        reject(createError('FORKWATCH_ERR_BAD_GZIP', err.message));
+      }
+    });
+  });
+}
+
+/** Rejects when `p` has not settled within `ms`; a sink that never answers must not pin requests. */
+function withTimeout(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`ingest sink did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+function positive(v: number | undefined, dflt: number): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : dflt;
+}

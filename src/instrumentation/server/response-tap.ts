@@ -1,0 +1,105 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { SseParser, type SseEvent } from '../common/sse-parser.js';
+
+/** What a tap reports of a response; hooks run after the bytes went out and must not throw. */
+export interface ResponseTapHooks {
+  /** Status and the headers it was sent with (lower-cased names). */
+  onHead?(status: number, header: (name: string) => string | undefined): void;
+  /** Each complete SSE event of a `text/event-stream` body. */
+  onSseEvent?(event: SseEvent): void;
+  /** A hook threw; the response is unaffected. */
+  onHookError?(err: unknown): void;
+}
+
+/** Reads header `name` out of writeHead's optional headers argument (object or raw array). */
+function fromWriteHeadArgs(args: unknown[], name: string): string | undefined {
+  for (const a of args) {
+    if (!a || typeof a !== 'object') continue;
+    if (Array.isArray(a)) {
+      // Raw form: [k, v, k, v] or [[k, v], ...].
+      if (Array.isArray(a[0])) {
+        for (const pair of a as unknown[][]) if (String(pair[0]).toLowerCase() === name) return String(pair[1]);
+      } else {
+        for (let i = 0; i + 1 < a.length; i += 2) if (String(a[i]).toLowerCase() === name) return String(a[i + 1]);
+      }
+      continue;
+    }
+    for (const k of Object.keys(a as OutgoingHttpHeaders)) {
+      if (k.toLowerCase() === name) {
+        const v = (a as OutgoingHttpHeaders)[k];
+        return Array.isArray(v) ? v.join(', ') : v === undefined ? undefined : String(v);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Taps `res` in place: learns the status and headers at writeHead, and parses the body when it is
+ * `text/event-stream`. Every call goes through to the original with the same arguments; parsing
+ * happens after, on a copy, bounded by `maxEventChars`.
+ */
+export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEventChars?: number): void {
+  let parser: SseParser | undefined;
+  let decoder: StringDecoder | undefined;
+  const origWriteHead = res.writeHead;
+  const origWrite = res.write;
+  const origEnd = res.end;
+
+  const safe = (fn: () => void): void => {
+    try {
+      fn();
+    } catch (err) {
+      try {
+        hooks.onHookError?.(err);
+      } catch {
+        // nothing left to tell
+      }
+    }
+  };
+
+  const feed = (chunk: unknown, encoding: unknown): void => {
+    if (!parser || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    let bytes: Buffer;
+    if (typeof chunk === 'string') {
+      // Through the same decoder as byte chunks: a write may end inside a multi-byte character.
+      bytes = Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    } else if (chunk instanceof Uint8Array) {
+      bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    } else {
+      return;
+    }
+    decoder ??= new StringDecoder('utf8');
+    for (const ev of parser.push(decoder.write(bytes))) safe(() => hooks.onSseEvent?.(ev));
+  };
+
+  res.writeHead = function writeHead(this: ServerResponse, ...args: unknown[]) {
+    const out = (origWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    safe(() => {
+      const status = typeof args[0] === 'number' ? args[0] : res.statusCode;
+      const rest = args.slice(1);
+      const header = (name: string): string | undefined => {
+        const v = fromWriteHeadArgs(rest, name) ?? res.getHeader(name);
+        if (v === undefined) return undefined;
+        return Array.isArray(v) ? v.join(', ') : String(v);
+      };
+      const ct = header('content-type');
+      if (ct && ct.toLowerCase().includes('text/event-stream') && hooks.onSseEvent) parser = new SseParser(maxEventChars);
+      hooks.onHead?.(status, header);
+    });
+    return out;
+  } as typeof res.writeHead;
+
+  res.write = function write(this: ServerResponse, ...args: unknown[]) {
+    const out = (origWrite as (...a: unknown[]) => boolean).apply(this, args);
+    safe(() => feed(args[0], args[1]));
+    return out;
+  } as typeof res.write;
+
+  res.end = function end(this: ServerResponse, ...args: unknown[]) {
+    const out = (origEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
+    safe(() => feed(args[0], args[1]));
+    return out;
+  } as typeof res.end;
+}

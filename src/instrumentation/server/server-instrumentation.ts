@@ -1,0 +1,479 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context, propagation, type Context } from '@opentelemetry/api';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_JSONRPC_KIND,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_RESUME_LAST_EVENT_FOUND,
+  ATTR_RESUME_LAST_EVENT_ID,
+  ATTR_RESUME_OUTCOME,
+  ATTR_SESSION_CLIENT_SUPPLIED_ID,
+  ATTR_SESSION_CREATED_BY,
+  ATTR_SESSION_END_REASON,
+  ATTR_SESSION_EVENTS_EVICTED,
+  ATTR_SESSION_INCARNATION,
+  ATTR_SESSION_INCARNATION_SOURCE,
+  ATTR_SSE_EVENT_ID,
+  ATTR_SSE_EVENT_SEQ,
+  ATTR_SSE_EVENT_SEQ_SOURCE,
+  ATTR_SSE_PAYLOAD_BYTES,
+  ATTR_SSE_PAYLOAD_DIGEST,
+  ATTR_SSE_REPLAYED,
+  ATTR_SSE_STREAM_ID,
+  HEADER_LAST_EVENT_ID,
+  HEADER_PROTOCOL_VERSION,
+  HEADER_SESSION_ID,
+  HEADER_SESSION_INCARNATION,
+  SPAN_REQUEST_RECEIVED,
+  SPAN_RESUME,
+  SPAN_SESSION_CREATED,
+  SPAN_SESSION_ENDED,
+  SPAN_SSE_EVENT,
+} from '../../semconv.js';
+import { newIncarnation, parseEventId } from '../common/incarnation.js';
+import { describeMessage, describeText } from '../common/jsonrpc-info.js';
+import { componentLogger } from '../common/logger.js';
+import { payloadDigest } from '../common/session-key.js';
+import { SpanEmitter } from '../common/span-emitter.js';
+import type { SseEvent } from '../common/sse-parser.js';
+import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
+import { DEFAULT_MAX_TRACKED_EVENT_IDS, EventIdTracker } from './event-id-tracker.js';
+import { guardLinks, type GuardLink } from './guard-link.js';
+import { headerValue, requestStore, rootOf, type RequestContext } from './request-context.js';
+import { tapResponse } from './response-tap.js';
+import { resumeOutcome } from './resume-outcome.js';
+import { safeTracerProvider } from './safe-tracer-provider.js';
+import type { ServerInstrumentation, ServerInstrumentationOptions, SessionEndReason } from './types.js';
+
+/** Default of `maxTrackedSessions`. */
+export const DEFAULT_MAX_TRACKED_SESSIONS = 10_000;
+/** The SDK's stream id of the standalone GET stream. */
+const STANDALONE_STREAM_ID = '_GET_stream';
+
+type Attrs = Record<string, string | number | boolean | undefined | null>;
+
+/** Per transport instance: its one incarnation and what it sent. */
+interface TransportState {
+  transport: StreamableHTTPServerTransport;
+  link?: GuardLink;
+  incarnation?: string;
+  sessionId?: string;
+  /** Root request during which the incarnation was created. */
+  createdBy?: RequestContext;
+  tracker: EventIdTracker;
+  ended: boolean;
+  pendingEnd?: { reason: SessionEndReason; eventsEvicted?: number };
+  /** A DELETE is being handled: a close now is the client's. */
+  deleting: boolean;
+}
+
+const OBSERVED = Symbol.for('forkwatch.server.observed');
+
+/**
+ * Creates the server instrumentation. Never throws; every hook it installs catches its own
+ * errors and passes the host's calls through unchanged.
+ */
+export function createServerInstrumentation(options: ServerInstrumentationOptions = {}): ServerInstrumentation {
+  const logger = componentLogger('server');
+  const salt = options.salt ?? process.env.FORKWATCH_SESSION_SALT ?? '';
+  const recordRawSessionId = options.recordRawSessionId ?? false;
+  const maxTrackedEventIds = options.maxTrackedEventIds ?? DEFAULT_MAX_TRACKED_EVENT_IDS;
+  const maxTrackedSessions = options.maxTrackedSessions ?? DEFAULT_MAX_TRACKED_SESSIONS;
+  const maxSseEventChars = options.maxSseEventChars ?? DEFAULT_MAX_EVENT_CHARS;
+  const tracerProvider = safeTracerProvider(options.tracerProvider, logger);
+  const emitterFor = (guarded: boolean): SpanEmitter =>
+    new SpanEmitter({ side: 'server', tracerProvider, salt, recordRawSessionId, guarded, logger });
+  const plain = emitterFor(false);
+  const guarded = emitterFor(true);
+  /** Live states by raw session id, for markEnded(id); insertion-ordered so the oldest go first. */
+  const bySessionId = new Map<string, TransportState>();
+  const states = new WeakMap<object, TransportState>();
+
+  const safely = (what: string, fn: () => void): void => {
+    try {
+      fn();
+    } catch (err) {
+      logger.debug(`${what} failed`, err);
+    }
+  };
+
+  const newContext = (req: IncomingMessage, parent?: RequestContext): RequestContext => {
+    let otelContext: Context = context.active();
+    try {
+      otelContext = propagation.extract(otelContext, req.headers);
+    } catch {
+      // A broken propagator only costs the trace link.
+    }
+    const ctx: RequestContext = {
+      req,
+      method: (req.method ?? 'unknown').toUpperCase(),
+      otelContext,
+      claimed: false,
+      resumeEmitted: false,
+    };
+    const sid = headerValue(req, HEADER_SESSION_ID);
+    if (sid !== undefined) ctx.sessionIdHeader = sid;
+    const lei = headerValue(req, HEADER_LAST_EVENT_ID);
+    if (lei !== undefined) ctx.lastEventId = lei;
+    const pv = headerValue(req, HEADER_PROTOCOL_VERSION);
+    if (pv !== undefined) ctx.protocolVersion = pv;
+    if (parent) ctx.parent = parent;
+    return ctx;
+  };
+
+  const incarnationAttrs = (state: TransportState | undefined): Attrs => {
+    if (!state?.incarnation) return {};
+    return {
+      [ATTR_SESSION_INCARNATION]: state.incarnation,
+      [ATTR_SESSION_INCARNATION_SOURCE]: state.link ? 'server' : 'observed',
+    };
+  };
+
+  const emitterOf = (state: TransportState | undefined): SpanEmitter => (state?.link ? guarded : plain);
+
+  const track = (state: TransportState, sessionId: string): void => {
+    if (bySessionId.size >= maxTrackedSessions && !bySessionId.has(sessionId)) {
+      const oldest = bySessionId.keys().next();
+      if (!oldest.done) bySessionId.delete(oldest.value);
+    }
+    bySessionId.set(sessionId, state);
+  };
+
+  /** Creates the incarnation once the transport's session id is known and the cause is. */
+  const maybeCreate = (state: TransportState, ctx: RequestContext | undefined, final: boolean): void => {
+    if (state.incarnation !== undefined) return;
+    const sessionId = state.transport.sessionId;
+    if (sessionId === undefined) return;
+    const root = ctx ? rootOf(ctx) : undefined;
+    let createdBy = 'unknown';
+    if (root) {
+      if (root.method === 'POST') {
+        // The POST body's method is learnt from onmessage; wait for it unless this is the last chance.
+        const m = root.rpcMethod ?? ctx?.rpcMethod;
+        if (m === undefined && !final) return;
+        createdBy = m ?? 'unknown';
+      } else {
+        createdBy = root.method;
+      }
+    }
+    const link = state.link ?? guardLinks.get(state.transport);
+    if (link) state.link = link;
+    state.incarnation = link?.incarnation ?? newIncarnation();
+    state.sessionId = sessionId;
+    if (root) state.createdBy = root;
+    track(state, sessionId);
+    const supplied =
+      root !== undefined && (root.sessionIdHeader === sessionId || (ctx !== undefined && ctx.sessionIdHeader === sessionId));
+    emitterOf(state).emit(
+      SPAN_SESSION_CREATED,
+      sessionId,
+      {
+        ...incarnationAttrs(state),
+        [ATTR_SESSION_CREATED_BY]: createdBy,
+        [ATTR_SESSION_CLIENT_SUPPLIED_ID]: supplied,
+        [ATTR_RESUME_LAST_EVENT_ID]: root?.lastEventId ?? ctx?.lastEventId,
+        [ATTR_HTTP_REQUEST_METHOD]: root?.method,
+        [ATTR_MCP_PROTOCOL_VERSION]: root?.protocolVersion,
+      },
+      root?.otelContext,
+    );
+  };
+
+  const end = (state: TransportState, fallback: SessionEndReason): void => {
+    if (state.ended) return;
+    state.ended = true;
+    const sessionId = state.sessionId ?? state.transport.sessionId;
+    if (sessionId !== undefined && bySessionId.get(sessionId) === state) bySessionId.delete(sessionId);
+    // A transport that never got a session id never had an incarnation: nothing ended.
+    if (state.incarnation === undefined) return;
+    const reason = state.pendingEnd?.reason ?? (state.deleting ? 'closed_by_client' : fallback);
+    emitterOf(state).emit(SPAN_SESSION_ENDED, sessionId, {
+      ...incarnationAttrs(state),
+      [ATTR_SESSION_END_REASON]: reason,
+      [ATTR_SESSION_EVENTS_EVICTED]: state.pendingEnd?.eventsEvicted,
+    });
+  };
+
+  const lastEventFound = (state: TransportState, ctx: RequestContext, lastEventId: string): boolean | undefined => {
+    // An incarnation created by this very request has sent nothing yet.
+    if (state.createdBy !== undefined && state.createdBy === rootOf(ctx)) return false;
+    if (state.link) return state.link.lookup(lastEventId).found;
+    return state.tracker.knows(lastEventId);
+  };
+
+  const emitResume = (
+    ctx: RequestContext,
+    status: number,
+    sessionId: string | undefined,
+    state: TransportState | undefined,
+    extra: Attrs,
+    emitter: SpanEmitter,
+  ): void => {
+    if (ctx.lastEventId === undefined || ctx.resumeEmitted) return;
+    ctx.resumeEmitted = true;
+    const createdHere = state?.createdBy !== undefined && state.createdBy === rootOf(ctx);
+    emitter.emit(
+      SPAN_RESUME,
+      sessionId,
+      {
+        ...incarnationAttrs(state),
+        ...extra,
+        [ATTR_RESUME_LAST_EVENT_ID]: ctx.lastEventId,
+        [ATTR_HTTP_REQUEST_METHOD]: ctx.method,
+        [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
+        [ATTR_RESUME_OUTCOME]: resumeOutcome(status, createdHere),
+        [ATTR_MCP_PROTOCOL_VERSION]: ctx.protocolVersion,
+      },
+      ctx.otelContext,
+    );
+  };
+
+  const onSseEvent = (state: TransportState, ctx: RequestContext, ev: SseEvent): void => {
+    if (ev.id === undefined) return;
+    const id = ev.id;
+    const parsed = parseEventId(id);
+    const known = state.tracker.get(id);
+    const replayed = known !== undefined;
+    let seq: number | undefined;
+    let seqSource: string | undefined;
+    if (parsed.seq !== undefined) {
+      seq = parsed.seq;
+      seqSource = parsed.source;
+    } else {
+      seq = known ?? state.tracker.nextObservedSeq();
+      seqSource = 'observed';
+    }
+    state.tracker.add(id, seq);
+    const info = ev.data === '' ? { kind: 'none' as const } : (describeText(ev.data)[0] ?? { kind: 'none' as const });
+    let streamId = state.link?.streamIdOf(id);
+    if (streamId === undefined && ctx.method === 'GET' && ctx.lastEventId === undefined) streamId = STANDALONE_STREAM_ID;
+    emitterOf(state).emit(
+      SPAN_SSE_EVENT,
+      state.transport.sessionId,
+      {
+        ...incarnationAttrs(state),
+        [ATTR_SSE_EVENT_ID]: id,
+        [ATTR_SSE_EVENT_SEQ]: seq,
+        [ATTR_SSE_EVENT_SEQ_SOURCE]: seqSource,
+        [ATTR_SSE_STREAM_ID]: streamId,
+        [ATTR_SSE_REPLAYED]: replayed,
+        [ATTR_SSE_PAYLOAD_DIGEST]: payloadDigest(ev.data),
+        [ATTR_SSE_PAYLOAD_BYTES]: Buffer.byteLength(ev.data, 'utf8'),
+        [ATTR_JSONRPC_KIND]: info.kind,
+        [ATTR_JSONRPC_REQUEST_ID]: info.id,
+        [ATTR_MCP_METHOD_NAME]: info.method,
+        [ATTR_PROGRESS_TOKEN]: info.method === 'notifications/progress' ? info.progressToken : undefined,
+        [ATTR_MCP_PROTOCOL_VERSION]: rootOf(ctx).protocolVersion ?? ctx.protocolVersion,
+      },
+      ctx.otelContext,
+    );
+  };
+
+  const onMessage = (state: TransportState, message: unknown): void => {
+    const ctx = requestStore.getStore();
+    const info = describeMessage(message);
+    if (ctx && ctx.rpcMethod === undefined && info.method !== undefined) ctx.rpcMethod = info.method;
+    maybeCreate(state, ctx, false);
+    if (info.kind !== 'request') return;
+    emitterOf(state).emit(
+      SPAN_REQUEST_RECEIVED,
+      state.transport.sessionId,
+      {
+        ...incarnationAttrs(state),
+        [ATTR_MCP_METHOD_NAME]: info.method,
+        [ATTR_JSONRPC_REQUEST_ID]: info.id,
+        [ATTR_PROGRESS_TOKEN]: info.progressToken,
+        [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
+        [ATTR_MCP_PROTOCOL_VERSION]: ctx?.protocolVersion,
+      },
+      ctx?.otelContext,
+    );
+  };
+
+  /**
+   * Makes `name` on the instance an accessor that wraps whatever handler is assigned (the SDK's
+   * Protocol assigns onmessage/onclose in connect()). Reads return what the host assigned.
+   */
+  const interceptHandler = (
+    transport: StreamableHTTPServerTransport,
+    name: 'onmessage' | 'onclose',
+    wrap: (h: (...a: any[]) => unknown) => (...a: any[]) => unknown,
+  ): void => {
+    let desc: PropertyDescriptor | undefined;
+    for (let p = Object.getPrototypeOf(transport) as object | null; p && !desc; p = Object.getPrototypeOf(p) as object | null) {
+      desc = Object.getOwnPropertyDescriptor(p, name);
+    }
+    const setter = desc?.set;
+    const own = Object.getOwnPropertyDescriptor(transport, name);
+    let current: unknown = own ? (own.get ? own.get.call(transport) : own.value) : desc?.get?.call(transport);
+    let wrapped: unknown;
+    const install = (h: unknown): void => {
+      current = h;
+      wrapped = typeof h === 'function' ? wrap(h as (...a: any[]) => unknown) : h;
+      if (setter) setter.call(transport, wrapped);
+    };
+    install(current);
+    Object.defineProperty(transport, name, {
+      configurable: true,
+      enumerable: true,
+      // With an upstream setter the inner transport calls the wrapped handler itself; without
+      // one (a plain field) callers invoke what they read, so they must read the wrapped one.
+      get: () => (setter ? current : wrapped),
+      set: (h: unknown) => install(h),
+    });
+  };
+
+  const observeTransport = <T extends StreamableHTTPServerTransport>(transport: T): T => {
+    try {
+      const marked = transport as T & { [OBSERVED]?: true };
+      if (marked[OBSERVED]) return transport;
+      Object.defineProperty(marked, OBSERVED, { value: true });
+      const state: TransportState = {
+        transport,
+        tracker: new EventIdTracker(maxTrackedEventIds),
+        ended: false,
+        deleting: false,
+      };
+      const link = guardLinks.get(transport);
+      if (link) state.link = link;
+      states.set(transport, state);
+      // Observed after it already served requests: its creation was missed, and guessing its
+      // cause would report a fork that never happened. Adopt it without a session.created.
+      const inner = (transport as unknown as { _webStandardTransport?: { _hasHandledRequest?: unknown } })._webStandardTransport;
+      const lateSessionId = transport.sessionId;
+      if (lateSessionId !== undefined && inner?._hasHandledRequest === true) {
+        state.incarnation = link?.incarnation ?? newIncarnation();
+        state.sessionId = lateSessionId;
+        track(state, lateSessionId);
+      }
+
+      interceptHandler(transport, 'onmessage', (h) =>
+        function (this: unknown, ...args: any[]) {
+          safely('onmessage hook', () => onMessage(state, args[0]));
+          return h.apply(this, args);
+        },
+      );
+      interceptHandler(transport, 'onclose', (h) =>
+        function (this: unknown, ...args: any[]) {
+          safely('onclose hook', () => end(state, 'transport_closed'));
+          return h.apply(this, args);
+        },
+      );
+
+      const origClose = transport.close;
+      transport.close = async function close(this: T) {
+        try {
+          return await origClose.call(this);
+        } finally {
+          safely('close hook', () => end(state, 'transport_closed'));
+        }
+      };
+
+      const origHandle = transport.handleRequest;
+      transport.handleRequest = function handleRequest(this: T, req: IncomingMessage, res: ServerResponse, parsedBody?: unknown) {
+        let ctx: RequestContext | undefined;
+        try {
+          const outer = requestStore.getStore();
+          if (outer && outer.req === req) {
+            ctx = outer;
+          } else {
+            ctx = newContext(req, outer);
+          }
+          ctx.claimed = true;
+          const c = ctx;
+          if (c.method === 'DELETE') state.deleting = true;
+          if (c.method === 'POST' && parsedBody !== undefined && c.rpcMethod === undefined) {
+            const first = Array.isArray(parsedBody) ? parsedBody[0] : parsedBody;
+            const m = describeMessage(first).method;
+            if (m !== undefined) c.rpcMethod = m;
+          }
+          maybeCreate(state, c, false);
+          tapResponse(
+            res,
+            {
+              onHead: (status) => {
+                maybeCreate(state, c, true);
+                if (c.lastEventId !== undefined) {
+                  const sessionId = transport.sessionId ?? c.sessionIdHeader;
+                  const found = state.incarnation !== undefined ? lastEventFound(state, c, c.lastEventId) : undefined;
+                  emitResume(c, status, sessionId, state, { [ATTR_RESUME_LAST_EVENT_FOUND]: found }, emitterOf(state));
+                }
+                if (c.method === 'DELETE' && status >= 400) state.deleting = false;
+              },
+              onSseEvent: (ev) => onSseEvent(state, c, ev),
+              onHookError: (err) => logger.debug('response hook failed', err),
+            },
+            maxSseEventChars,
+          );
+        } catch (err) {
+          logger.debug('handleRequest hook failed', err);
+        }
+        const run = (): Promise<void> => origHandle.call(this, req, res, parsedBody);
+        const p = ctx ? requestStore.run(ctx, run) : run();
+        const c = ctx;
+        return p.finally(() => {
+          if (c) safely('handleRequest end hook', () => maybeCreate(state, c, true));
+        });
+      } as T['handleRequest'];
+    } catch (err) {
+      logger.debug('observeTransport failed', err);
+    }
+    return transport;
+  };
+
+  const wrapHandler = <H extends (req: IncomingMessage, res: ServerResponse, ...rest: any[]) => unknown>(handler: H): H => {
+    const wrapped = function (this: unknown, req: IncomingMessage, res: ServerResponse, ...rest: any[]) {
+      let ctx: RequestContext | undefined;
+      try {
+        const outer = requestStore.getStore();
+        // Wrapped twice around one request (an app's wrapper around a guard's): the outer one records.
+        const c = outer && outer.req === req ? undefined : newContext(req, outer);
+        ctx = c;
+        if (c && c.lastEventId !== undefined) {
+          tapResponse(res, {
+            onHead: (status, header) => {
+              if (c.claimed) return;
+              const incarnation = c.guard?.incarnation ?? header(HEADER_SESSION_INCARNATION);
+              const extra: Attrs = { [ATTR_RESUME_LAST_EVENT_FOUND]: c.guard?.lastEventFound };
+              if (incarnation !== undefined) {
+                extra[ATTR_SESSION_INCARNATION] = incarnation;
+                extra[ATTR_SESSION_INCARNATION_SOURCE] = 'server';
+              }
+              emitResume(c, status, c.sessionIdHeader, undefined, extra, c.guard ? guarded : plain);
+            },
+            onHookError: (err) => logger.debug('handler hook failed', err),
+          });
+        }
+      } catch (err) {
+        logger.debug('wrapHandler hook failed', err);
+        ctx = undefined;
+      }
+      const call = (): unknown => handler.call(this, req, res, ...rest);
+      return ctx ? requestStore.run(ctx, call) : call();
+    };
+    return wrapped as unknown as H;
+  };
+
+  const markEnded = (sessionIdOrTransport: string | StreamableHTTPServerTransport, reason: SessionEndReason, eventsEvicted?: number): void => {
+    safely('markEnded', () => {
+      const state = typeof sessionIdOrTransport === 'string' ? bySessionId.get(sessionIdOrTransport) : states.get(sessionIdOrTransport);
+      if (!state || state.ended) return;
+      state.pendingEnd = eventsEvicted === undefined ? { reason } : { reason, eventsEvicted };
+    });
+  };
+
+  return {
+    observeTransport,
+    wrapHandler,
+    markEnded,
+    get failures() {
+      return plain.failures + guarded.failures;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { FORK_KINDS, RESUME_OUTCOMES } from '../model/finding.js';
+
+/** Buckets of `forkwatch_detection_lag_seconds`: sub-second ingest up to the 120 s a resume can take to show. */
+export const DETECTION_LAG_BUCKETS_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+
+/** What the detector found: forks, orphaned progress tokens, resumes, live sessions, lag. */
+export interface FindingFamilies {
+  forks: Counter<'kind' | 'service'>;
+  orphanedTotal: Counter<'service'>;
+  orphanedNow: Gauge<'service'>;
+  resumes: Counter<'outcome' | 'service'>;
+  sessionsActive: Gauge<'service'>;
+  detectionLag: Histogram<string>;
+  /** Creates every series of `service` at 0, so `increase()` sees the first increment. */
+  zeroInit(service: string): void;
+}
+
+/**
+ * `collectStats` runs when a stats-fed gauge is scraped and refreshes it (and its siblings) from
+ * the engine's stats.
+ */
+export function createFindingFamilies(registry: Registry, collectStats: () => void): FindingFamilies {
+  const registers = [registry];
+  const collect = (): void => collectStats();
+  const forks = new Counter({
+    name: 'forkwatch_forks_total',
+    help: 'Session forks detected, by fork kind and server service.',
+    labelNames: ['kind', 'service'] as const,
+    enableExemplars: true,
+    registers: [],
+  });
+  const orphanedTotal = new Counter({
+    name: 'forkwatch_progress_tokens_orphaned_total',
+    help: 'Progress tokens orphaned: the request can no longer be answered on its session.',
+    labelNames: ['service'] as const,
+    enableExemplars: true,
+    registers: [],
+  });
+  const orphanedNow = new Gauge({
+    name: 'forkwatch_orphaned_progress_tokens',
+    help: 'Orphaned progress tokens not yet settled, now.',
+    labelNames: ['service'] as const,
+    registers,
+    collect,
+  });
+  const resumes = new Counter({
+    name: 'forkwatch_resumes_total',
+    help: 'Resumes (requests carrying Last-Event-ID), by outcome and server service.',
+    labelNames: ['outcome', 'service'] as const,
+    enableExemplars: true,
+    registers: [],
+  });
+  const sessionsActive = new Gauge({
+    name: 'forkwatch_sessions_active',
+    help: 'Sessions with a live incarnation, by server service.',
+    labelNames: ['service'] as const,
+    registers,
+    collect,
+  });
+  const detectionLag = new Histogram({
+    name: 'forkwatch_detection_lag_seconds',
+    help: 'Time from the last span a finding needed reaching the detector to the finding being made, seconds.',
+    buckets: DETECTION_LAG_BUCKETS_SECONDS,
+    registers,
+  });
+  // prom-client refuses exemplar-enabled metrics on a Prometheus-format registry at
+  // construction; registering afterwards is allowed, and renderMetrics picks the format per scrape.
+  for (const m of [forks, orphanedTotal, resumes]) registry.registerMetric(m);
+  return {
+    forks,
+    orphanedTotal,
+    orphanedNow,
+    resumes,
+    sessionsActive,
+    detectionLag,
+    zeroInit(service) {
+      for (const kind of FORK_KINDS) forks.inc({ labels: { kind, service }, value: 0 });
+      for (const outcome of RESUME_OUTCOMES) resumes.inc({ labels: { outcome, service }, value: 0 });
+      orphanedTotal.inc({ labels: { service }, value: 0 });
+    },
+  };
+}

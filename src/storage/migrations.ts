@@ -1,0 +1,57 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Schema migrations, in order. Migration `i` takes the database from `PRAGMA user_version = i`
+ * to `i + 1`. Append only: a released migration is never edited, because databases in the
+ * field have already run it.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: findings and the engine's per-session state.
+  `
+  CREATE TABLE findings (
+    id             TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL,
+    service        TEXT NOT NULL,
+    session_key    TEXT NOT NULL,
+    detected_at_ms INTEGER NOT NULL,
+    first_seen_ms  INTEGER NOT NULL,
+    resolved_at_ms INTEGER,
+    json           TEXT NOT NULL
+  );
+  -- Cursor paging walks (detected_at_ms DESC, id ASC); each filter gets an index with the
+  -- same tail so a filtered page is an index range scan, not a sort.
+  CREATE INDEX findings_by_time ON findings (detected_at_ms DESC, id);
+  CREATE INDEX findings_by_kind ON findings (kind, detected_at_ms DESC, id);
+  CREATE INDEX findings_by_service ON findings (service, detected_at_ms DESC, id);
+  CREATE INDEX findings_by_session ON findings (session_key, first_seen_ms);
+
+  CREATE TABLE session_state (
+    key        TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL
+  );
+  CREATE INDEX session_state_by_updated ON session_state (updated_ms);
+  `,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings `db` up to {@link SCHEMA_VERSION}, each step in its own transaction so a crash
+ * mid-migration leaves the previous version intact. Refuses a database written by a newer build
+ * rather than guess at its schema.
+ */
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`database schema version ${current} is newer than this build's ${SCHEMA_VERSION}`);
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    const sql = MIGRATIONS[v]!;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,61 @@
+import type { Finding, FindingKind } from '../model/finding.js';
+
+/** One engine session-state change; `state: null` deletes the key. */
+export interface SessionStateChange {
+  key: string;
+  state: string | null;
+}
+
+/** What one {@link Store.commit} writes, atomically. */
+export interface StoreCommit {
+  findings: Finding[];
+  states: SessionStateChange[];
+}
+
+/** Filters and paging for {@link Store.listFindings}. */
+export interface ListFindingsQuery {
+  /** Any of these kinds; all kinds when absent or empty. */
+  kind?: FindingKind[];
+  service?: string;
+  /** Only findings detected at or after this time, epoch ms. */
+  since?: number;
+  /** Page size; default {@link DEFAULT_PAGE_SIZE}, clamped to 1..{@link MAX_PAGE_SIZE}. */
+  limit?: number;
+  /** Opaque cursor from a previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export interface FindingsPage {
+  /** Newest detection first. */
+  items: Finding[];
+  /** Present when more items may follow. */
+  nextCursor?: string;
+}
+
+/** Default page size of {@link Store.listFindings}. */
+export const DEFAULT_PAGE_SIZE = 100;
+/** Largest page {@link Store.listFindings} returns. */
+export const MAX_PAGE_SIZE = 1000;
+/** Default retention of findings and idle session state: 30 days, in ms. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Durable findings and engine session state. Every method throws FORKWATCH_ERR_STORAGE when
+ * SQLite fails; a failed commit wrote nothing, so the caller keeps its data and retries.
+ */
+export interface Store {
+  /** Writes all findings (upserted by id) and state changes in one transaction. */
+  commit(batch: StoreCommit): void;
+  /** Throws FORKWATCH_ERR_BAD_QUERY for a malformed cursor. */
+  listFindings(query?: ListFindingsQuery): FindingsPage;
+  getFinding(id: string): Finding | undefined;
+  /** Findings of one session key, oldest first, at most {@link MAX_PAGE_SIZE}. */
+  findingsForSession(key: string): Finding[];
+  /** Every stored session state, to rebuild the engine at startup. */
+  loadSessionStates(): Iterable<{ key: string; state: string }>;
+  getSessionState(key: string): string | undefined;
+  /** Deletes findings detected and session states last updated more than the retention ago. */
+  prune(nowMs: number): { findings: number; states: number };
+  /** Checkpoints the WAL into the main file and closes; idempotent. */
+  close(): void;
+}

@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SseParser } from '../../../src/instrumentation/common/sse-parser.js';
+
+const feedAll = (p: SseParser, chunks: string[]) => chunks.flatMap((c) => p.push(c));
+
+describe('SseParser', () => {
+  it('parses id, event and multi-line data', () => {
+    const evs = new SseParser().push('id: e1\nevent: message\ndata: a\ndata: b\n\n');
+    assert.deepEqual(evs, [{ id: 'e1', event: 'message', data: 'a\nb' }]);
+  });
+
+  it('handles CRLF and lone CR line endings', () => {
+    const p = new SseParser();
+    assert.deepEqual(p.push('id: e1\r\ndata: x\r\n\r\nid: e2\rdata: y\r\r'), [{ id: 'e1', event: 'message', data: 'x' }]);
+    // A CR ending the input may be half of a CRLF: the event completes with the next byte.
+    assert.deepEqual(p.push(':'), [{ id: 'e2', event: 'message', data: 'y' }]);
+  });
+
+  it('gives the same events whatever the chunking, including a CRLF split across chunks', () => {
+    const text = 'id: e1\r\ndata: {"a":1}\r\n\r\n: comment\r\nid: e2\r\nevent: message\r\ndata: \r\n\r\n';
+    const whole = new SseParser().push(text);
+    assert.equal(whole.length, 2);
+    for (let size = 1; size < 8; size++) {
+      const chunks: string[] = [];
+      for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+      assert.deepEqual(feedAll(new SseParser(), chunks), whole, `chunk size ${size}`);
+    }
+    // Split exactly between CR and LF: must not yield an extra blank line (an extra event).
+    assert.deepEqual(feedAll(new SseParser(), ['id: e1\r', '\ndata: x\r', '\n\r', '\n']), [{ id: 'e1', event: 'message', data: 'x' }]);
+  });
+
+  it('ignores comments, unknown fields, and ids containing NUL; strips one leading space only', () => {
+    assert.deepEqual(new SseParser().push(':hi\nfoo: bar\nid: a\0b\ndata:  two\n\n'), [{ event: 'message', data: ' two' }]);
+  });
+
+  it('skips an event whose data exceeds the bound, and recovers for the next', () => {
+    const p = new SseParser(100);
+    const evs = p.push(`id: big\ndata: ${'x'.repeat(60)}\ndata: ${'y'.repeat(60)}\n\nid: ok\ndata: small\n\n`);
+    assert.deepEqual(evs, [{ id: 'ok', event: 'message', data: 'small' }]);
+    assert.equal(p.oversized, 1);
+  });
+
+  it('does not buffer an unterminated line past the bound', () => {
+    const p = new SseParser(1000);
+    let out = p.push('id: big\ndata: ');
+    for (let i = 0; i < 50; i++) out = out.concat(p.push('z'.repeat(500)));
+    out = out.concat(p.push('\n\nid: next\ndata: 1\n\n'));
+    assert.deepEqual(out, [{ id: 'next', event: 'message', data: '1' }]);
+    assert.ok(p.oversized >= 1);
+    assert.ok((p as unknown as { buf: string }).buf.length < 1000);
+  });
+});
