@@ -19,13 +19,23 @@ export type DropReason =
  * storage and metrics steps subscribe here, the engine knows neither.
  */
 export interface EngineListener {
-  /** A new finding, or new evidence on an existing one (same id). */
-  onFinding?(finding: Finding, isNew: boolean): void;
+  /**
+   * A new finding, or new evidence on an existing one (same id). `info.lagMs`: detector-clock ms
+   * from the ingestion of the finding's first evidence span to the decision
+   * (`forkwatch_detection_lag_seconds` observes it when `isNew`).
+   */
+  onFinding?(finding: Finding, isNew: boolean, info?: FindingInfo): void;
   /** An orphaned progress token finally settled. */
   onFindingResolved?(finding: Finding): void;
   /** A resume was classified (once per resume, whichever side's spans showed it first). */
   onResume?(outcome: ResumeOutcome, service: string, traceId: string): void;
   onDrop?(reason: DropReason, count: number): void;
+}
+
+/** Extra facts about a reported finding that are not part of the finding itself. */
+export interface FindingInfo {
+  /** Detector-clock ms between ingesting the first evidence span and deciding. */
+  lagMs: number;
 }
 
 /** Point-in-time sizes for gauges. */

@@ -1,0 +1,95 @@
+import type { LineageEvent, LineageIncarnation, LineageRequest, LineageResume, SessionLineage, SpanRef } from '../model/lineage.js';
+import type { ResumeOutcome } from '../model/finding.js';
+import { outcomeOfStatus } from './analyze-session.js';
+import type { CompactSession, SessionState, SpanFact } from './session-state.js';
+
+/** Events listed in a lineage, newest kept: the API answer stays small. */
+const MAX_LINEAGE_EVENTS = 200;
+
+const ref = (f: SpanFact): SpanRef => ({ traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs });
+
+/** The lineage view (GET /api/v1/sessions/:key) of a session's state or of its compacted summary. */
+export function buildLineage(s: SessionState | CompactSession): SessionLineage {
+  const service = s.serverService ?? s.clientService ?? 'unknown_service';
+  const base: SessionLineage = {
+    sessionKey: s.key,
+    service,
+    incarnations: [],
+    events: [],
+    resumes: [],
+    requests: [],
+    findingIds: Object.keys(s.emitted),
+    lastActivityMs: s.lastActivityMs,
+  };
+  if (s.clientService !== undefined) base.clientService = s.clientService;
+  if ('compact' in s) {
+    base.incarnations = Object.entries(s.knownIncarnations).map(([incarnation, createdBy]) => ({
+      incarnation,
+      source: 'server',
+      createdBy,
+      eventCount: 0,
+    }));
+    return base;
+  }
+  const incs = new Map<string, LineageIncarnation>();
+  const incOf = (inc: string): LineageIncarnation => {
+    let l = incs.get(inc);
+    if (l === undefined) {
+      l = { incarnation: inc, source: 'server', eventCount: 0 };
+      if (s.knownIncarnations[inc] !== undefined) l.createdBy = s.knownIncarnations[inc];
+      incs.set(inc, l);
+    }
+    return l;
+  };
+  for (const c of [...s.created].sort((a, b) => a.timeMs - b.timeMs)) {
+    const l = incOf(c.inc);
+    l.createdBy = c.createdBy;
+    if (c.source !== undefined) l.source = c.source;
+    if (c.clientSuppliedId !== undefined) l.clientSuppliedId = c.clientSuppliedId;
+    l.created = ref(c);
+  }
+  for (const e of s.ended) incOf(e.inc).ended = { ...ref(e), reason: e.reason };
+  const events: LineageEvent[] = [];
+  for (const e of s.events) {
+    if (e.inc !== undefined && e.side === 'server') {
+      const l = incOf(e.inc);
+      l.eventCount++;
+      if (e.seq !== undefined) l.lastSeq = Math.max(l.lastSeq ?? e.seq, e.seq);
+    }
+    const le: LineageEvent = { ...ref(e), eventId: e.eventId };
+    if (e.inc !== undefined) le.incarnation = e.inc;
+    if (e.seq !== undefined) le.seq = e.seq;
+    if (e.digest !== undefined) le.digest = e.digest;
+    if (e.jsonrpcKind !== undefined) le.jsonrpcKind = e.jsonrpcKind;
+    if (e.jsonrpcId !== undefined) le.jsonrpcId = e.jsonrpcId;
+    if (e.delivery !== undefined) le.delivery = e.delivery;
+    if (e.replayed !== undefined) le.replayed = e.replayed;
+    events.push(le);
+  }
+  base.events = events.slice(-MAX_LINEAGE_EVENTS);
+  base.resumes = s.resumes.map((r) => {
+    const lr: LineageResume = { ...ref(r), lastEventId: r.lastEventId };
+    if (r.status !== undefined) lr.status = r.status;
+    const o: ResumeOutcome = outcomeOfStatus(r.status, r.outcome);
+    lr.outcome = r.outcome === 'forked' ? 'forked' : o;
+    if (r.inc !== undefined) lr.incarnation = r.inc;
+    if (r.previousInc !== undefined) lr.previousIncarnation = r.previousInc;
+    return lr;
+  });
+  const orphanIds = new Set<string>();
+  for (const e of Object.values(s.emitted)) if (e.requestId !== undefined && e.resolvedAtMs === undefined) orphanIds.add(e.requestId);
+  base.requests = [...s.requests.values()].map((r) => {
+    const lr: LineageRequest = {
+      requestId: r.requestId,
+      state: r.settled !== undefined ? 'settled' : orphanIds.has(r.requestId) ? 'orphaned' : 'pending',
+    };
+    if (r.method !== undefined) lr.method = r.method;
+    if (r.progressToken !== undefined) lr.progressToken = r.progressToken;
+    if (r.inc !== undefined) lr.incarnation = r.inc;
+    if (r.sent !== undefined) lr.sent = ref(r.sent);
+    if (r.settled?.outcome !== undefined) lr.outcome = r.settled.outcome;
+    return lr;
+  });
+  base.incarnations = [...incs.values()];
+  return base;
+}

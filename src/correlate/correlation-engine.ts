@@ -1,0 +1,442 @@
+import { createError } from '../errors.js';
+import type { Evidence, Finding } from '../model/finding.js';
+import { ORPHANED_PROGRESS_TOKEN } from '../model/finding.js';
+import type { SessionLineage } from '../model/lineage.js';
+import type { SpanRecord } from '../model/span-record.js';
+import {
+  ATTR_JSONRPC_KIND,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_SESSION_KEY,
+  ATTR_SIDE,
+  SPAN_REQUEST_RECEIVED,
+  SPAN_REQUEST_SENT,
+  SPAN_REQUEST_SETTLED,
+  SPAN_RESUME,
+  SPAN_SSE_EVENT,
+} from '../semconv.js';
+import { analyzeSession } from './analyze-session.js';
+import { buildLineage } from './build-lineage.js';
+import type { EngineOptions } from './engine-options.js';
+import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
+import { findingId } from './finding-id.js';
+import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.js';
+import type { CompactSession, SessionState } from './session-state.js';
+import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
+import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
+
+/** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
+export const STATELESS_KEY_PREFIX = '~stateless:';
+
+/**
+ * Correlates forkwatch spans per session key into fork findings, orphaned progress tokens and
+ * resume outcomes. Single-threaded and synchronous: time only moves through the injected clock
+ * and {@link CorrelationEngine.tick}; no timers, no Date.now.
+ */
+export class CorrelationEngine {
+  private readonly opts: EngineOptions;
+  /** Sessions with full state, least recently updated first. */
+  private readonly full = new Map<string, SessionState>();
+  /** Decided idle sessions reduced to summaries, least recently updated first. */
+  private readonly compacted = new Map<string, CompactSession>();
+  private readonly pending = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly orphaned = new Map<string, number>();
+  private eventCount = 0;
+  private pendingRequestCount = 0;
+  private readonly scratch = newRecordResult();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly listener: EngineListener = {},
+    options: Partial<EngineOptions> = {},
+  ) {
+    this.opts = { ...DEFAULT_ENGINE_OPTIONS, ...options };
+  }
+
+  /** Takes decoded forkwatch spans in any order; spans it cannot use are ignored. Never throws. */
+  ingest(spans: SpanRecord[]): void {
+    const now = this.clock.now();
+    const touched = new Set<string>();
+    for (const span of spans) {
+      try {
+        this.ingestOne(span, now, touched);
+      } catch {
+        // A malformed span must not stop the batch; what it lacked is simply not correlated.
+      }
+    }
+  }
+
+  /** Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided idle ones. */
+  tick(): void {
+    const now = this.clock.now();
+    for (const key of [...this.pending]) {
+      const s = this.full.get(key);
+      if (s === undefined) {
+        this.pending.delete(key);
+        continue;
+      }
+      if (now - (s.pendingSinceMs ?? now) >= this.opts.decisionWindowMs) this.decideSafely(s, now);
+    }
+    for (const [key, s] of this.full) {
+      if (now - s.lastActivityMs < this.opts.sessionTtlMs) break;
+      this.remove(key, 'session_expired', now);
+    }
+    for (const [key, c] of this.compacted) {
+      if (now - c.lastActivityMs < this.opts.sessionTtlMs) break;
+      this.remove(key, 'session_expired', now);
+    }
+    for (const [key, s] of this.full) {
+      if (now - s.lastActivityMs < this.opts.compactAfterMs) break;
+      if (this.pending.has(key)) continue;
+      this.compact(s);
+    }
+  }
+
+  /** Decides every pending session now, window or not (offline analysis, shutdown). */
+  decideAll(): void {
+    const now = this.clock.now();
+    for (const key of [...this.pending]) {
+      const s = this.full.get(key);
+      if (s !== undefined) this.decideSafely(s, now);
+      else this.pending.delete(key);
+    }
+  }
+
+  stats(): EngineStats {
+    const active = new Map<string, number>();
+    const countLive = (svc: string): void => {
+      active.set(svc, (active.get(svc) ?? 0) + 1);
+    };
+    for (const s of this.full.values()) {
+      if (isLive(s)) countLive(s.serverService ?? s.clientService ?? 'unknown_service');
+    }
+    for (const c of this.compacted.values()) if (c.live) countLive(c.serverService ?? c.clientService ?? 'unknown_service');
+    const orphanedByService = new Map<string, number>();
+    for (const [svc, n] of this.orphaned) if (n > 0) orphanedByService.set(svc, n);
+    return {
+      sessions: this.full.size + this.compacted.size,
+      events: this.eventCount,
+      pendingRequests: this.pendingRequestCount,
+      activeSessionsByService: active,
+      orphanedByService,
+    };
+  }
+
+  /** What the engine knows of one session key, or undefined when it tracks none. */
+  lineage(key: string): SessionLineage | undefined {
+    const s = this.full.get(key) ?? this.compacted.get(key);
+    return s === undefined ? undefined : buildLineage(s);
+  }
+
+  /** JSON of every session changed since the last call; `state: null` when it was deleted. */
+  takeDirty(): Array<{ key: string; state: string | null }> {
+    const out: Array<{ key: string; state: string | null }> = [];
+    for (const key of this.dirty) {
+      const s = this.full.get(key) ?? this.compacted.get(key);
+      out.push({ key, state: s === undefined ? null : serializeSession(s) });
+    }
+    this.dirty.clear();
+    return out;
+  }
+
+  /**
+   * Reinstates a session saved by {@link takeDirty} (after a restart). A decision that was pending
+   * stays pending and is made by the next tick whose window has elapsed.
+   * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` is not a saved session.
+   */
+  restore(key: string, state: string): void {
+    let s: SessionState | CompactSession;
+    try {
+      s = deserializeSession(state);
+    } catch (err) {
+      throw createError('FORKWATCH_ERR_STORAGE', `cannot restore session ${key.slice(0, 8)}: ${(err as Error).message}`);
+    }
+    s.key = key;
+    this.uncountOrphans(key);
+    this.forget(key);
+    if ('compact' in s) {
+      this.compacted.set(key, s);
+      this.pendingRequestCount += s.requests?.length ?? 0;
+    } else {
+      this.full.set(key, s);
+      this.eventCount += s.events.length;
+      this.pendingRequestCount += unsettled(s);
+      if (s.pendingSinceMs !== undefined) this.pending.add(key);
+    }
+    for (const e of Object.values(s.emitted)) {
+      if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, 1);
+    }
+    this.enforceCapacity(key, this.clock.now());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** `touched`: keys already refreshed in this batch (same clock reading), to refresh each once. */
+  private ingestOne(span: SpanRecord, now: number, touched: Set<string>): void {
+    const a = span.attributes;
+    const side = a[ATTR_SIDE];
+    if (side !== 'client' && side !== 'server') return;
+    const rawKey = a[ATTR_SESSION_KEY];
+    const stateless = typeof rawKey !== 'string' || rawKey === '';
+    if (stateless && !usefulWithoutSession(span)) return;
+    const key = stateless ? `${STATELESS_KEY_PREFIX}${span.traceId}` : rawKey;
+    if (!this.full.has(key)) touched.delete(key); // evicted earlier in this batch: refresh it again
+    const s = this.sessionFor(key, stateless, now);
+    const r = recordSpan(s, span, side, now, this.opts, this.scratch);
+    if (!r.kept) return;
+    this.eventCount += r.eventsAdded;
+    this.pendingRequestCount += r.pendingRequestsDelta;
+    if (r.eventsDropped > 0) this.drop('events_per_session', r.eventsDropped);
+    if (r.requestsDropped > 0) this.drop('requests_per_session', r.requestsDropped);
+    if (!touched.has(key)) {
+      touched.add(key);
+      s.lastActivityMs = now;
+      // Re-insert: the map stays ordered by last activity, which tick's scans rely on.
+      this.full.delete(key);
+      this.full.set(key, s);
+      s.pendingSinceMs ??= now;
+      this.pending.add(key);
+      this.dirty.add(key);
+    }
+    if (r.settledRequestId !== undefined) this.resolveOrphans(s, r.settledRequestId, now);
+  }
+
+  private sessionFor(key: string, stateless: boolean, now: number): SessionState {
+    const s = this.full.get(key);
+    if (s !== undefined) return s;
+    const c = this.compacted.get(key);
+    const fresh = newSessionState(key, stateless, now);
+    if (c !== undefined) {
+      // A compacted session woke up: continue from its summary.
+      this.compacted.delete(key);
+      if (c.serverService !== undefined) fresh.serverService = c.serverService;
+      if (c.clientService !== undefined) fresh.clientService = c.clientService;
+      if (c.clientBaseline !== undefined) fresh.clientBaseline = c.clientBaseline;
+      fresh.knownIncarnations = c.knownIncarnations;
+      fresh.emitted = c.emitted;
+      for (const r of c.requests ?? []) fresh.requests.set(r.requestId, r);
+    }
+    this.full.set(key, fresh);
+    if (c === undefined) this.enforceCapacity(key, now);
+    return fresh;
+  }
+
+  private enforceCapacity(keep: string, now: number): void {
+    while (this.full.size + this.compacted.size > this.opts.maxSessions) {
+      const f = firstEntry(this.full, keep);
+      const c = firstEntry(this.compacted, keep);
+      const victim = f === undefined ? c?.[0] : c === undefined ? f[0] : c[1].lastActivityMs <= f[1].lastActivityMs ? c[0] : f[0];
+      if (victim === undefined) return;
+      this.remove(victim, 'session_capacity', now);
+    }
+  }
+
+  /** Drops a session for space or age, deciding first what it still had pending. */
+  private remove(key: string, reason: DropReason, now: number): void {
+    const s = this.full.get(key);
+    if (s !== undefined && this.pending.has(key)) this.decideSafely(s, now);
+    // Unresolved orphans of a dropped session stop counting as orphaned now.
+    this.uncountOrphans(key);
+    this.forget(key);
+    this.dirty.add(key);
+    this.drop(reason, 1);
+  }
+
+  private uncountOrphans(key: string): void {
+    const emitted = (this.full.get(key) ?? this.compacted.get(key))?.emitted;
+    if (emitted === undefined) return;
+    for (const e of Object.values(emitted)) {
+      if (e.counting === true && e.finding !== undefined) {
+        e.counting = false;
+        this.countOrphan(e.finding.service, -1);
+      }
+    }
+  }
+
+  private forget(key: string): void {
+    const s = this.full.get(key);
+    if (s !== undefined) {
+      this.eventCount -= s.events.length;
+      this.pendingRequestCount -= unsettled(s);
+    }
+    this.pendingRequestCount -= this.compacted.get(key)?.requests?.length ?? 0;
+    this.full.delete(key);
+    this.compacted.delete(key);
+    this.pending.delete(key);
+  }
+
+  private compact(s: SessionState): void {
+    const clientEvents = s.events.filter((e) => e.side === 'client').sort((a, b) => a.timeMs - b.timeMs);
+    for (const e of clientEvents) rememberClientEvent(s, e);
+    const known: Record<string, string> = { ...s.knownIncarnations };
+    for (const c of s.created) known[c.inc] = c.createdBy;
+    const incs = Object.keys(known);
+    for (const inc of incs.slice(0, Math.max(0, incs.length - this.opts.maxIncarnationsPerSession))) delete known[inc];
+    for (const e of Object.values(s.emitted)) if (e.kind !== ORPHANED_PROGRESS_TOKEN || e.resolvedAtMs !== undefined) delete e.finding;
+    const c: CompactSession = {
+      key: s.key,
+      compact: true,
+      stateless: s.stateless,
+      lastActivityMs: s.lastActivityMs,
+      live: isLive(s),
+      knownIncarnations: known,
+      emitted: s.emitted,
+    };
+    if (s.serverService !== undefined) c.serverService = s.serverService;
+    if (s.clientService !== undefined) c.clientService = s.clientService;
+    if (s.clientBaseline !== undefined) c.clientBaseline = s.clientBaseline;
+    const answered = new Set<string>();
+    for (const e of s.events) {
+      if (e.side === 'server' && (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId !== undefined) answered.add(e.jsonrpcId);
+    }
+    const waiting = [...s.requests.values()].filter(
+      (r) => r.settled === undefined && r.progressToken !== undefined && !answered.has(r.requestId),
+    );
+    if (waiting.length > 0) c.requests = waiting;
+    this.forget(s.key);
+    this.compacted.set(s.key, c);
+    this.pendingRequestCount += waiting.length;
+    this.dirty.add(s.key);
+  }
+
+  /** One session's state must not stop the decisions on all others (e.g. a hand-edited restore). */
+  private decideSafely(s: SessionState, now: number): void {
+    try {
+      this.decide(s, now);
+    } catch {
+      this.pending.delete(s.key);
+      delete s.pendingSinceMs;
+    }
+  }
+
+  private decide(s: SessionState, now: number): void {
+    this.pending.delete(s.key);
+    delete s.pendingSinceMs;
+    this.dirty.add(s.key);
+    const analysis = analyzeSession(s);
+    const service = s.serverService ?? s.clientService ?? 'unknown_service';
+    for (const d of analysis.findings) {
+      const id = findingId(d.kind, s.key, d.identity);
+      const prev = s.emitted[id];
+      if (prev?.resolvedAtMs !== undefined) continue;
+      const evidence: Evidence[] = d.evidence.map(({ fact, shows }) => ({
+        traceId: fact.traceId,
+        spanId: fact.spanId,
+        side: fact.side,
+        timeMs: fact.timeMs,
+        spanName: fact.name,
+        shows,
+      }));
+      let firstSeenMs = Infinity;
+      let firstIngestMs = Infinity;
+      for (const { fact } of d.evidence) {
+        firstSeenMs = Math.min(firstSeenMs, fact.timeMs);
+        firstIngestMs = Math.min(firstIngestMs, fact.ingestMs);
+      }
+      const f: Finding = {
+        id,
+        kind: d.kind,
+        service,
+        sessionKey: s.key,
+        summary: d.summary,
+        evidence,
+        firstSeenMs: Number.isFinite(firstSeenMs) ? firstSeenMs : now,
+        detectedAtMs: prev?.detectedAtMs ?? now,
+      };
+      if (d.incarnation !== undefined) f.incarnation = d.incarnation;
+      if (d.newIncarnation !== undefined) f.newIncarnation = d.newIncarnation;
+      if (d.progressToken !== undefined) f.progressToken = d.progressToken;
+      if (d.requestId !== undefined) f.requestId = d.requestId;
+      const lagMs = Math.max(0, f.detectedAtMs - (Number.isFinite(firstIngestMs) ? firstIngestMs : now));
+      const orphan = d.kind === ORPHANED_PROGRESS_TOKEN;
+      if (prev === undefined) {
+        s.emitted[id] = { kind: d.kind, evidenceCount: evidence.length, detectedAtMs: now };
+        if (orphan) {
+          Object.assign(s.emitted[id]!, { finding: f, counting: true, ...(d.requestId !== undefined ? { requestId: d.requestId } : {}) });
+          this.countOrphan(service, 1);
+        }
+        this.call(() => this.listener.onFinding?.(f, true, { lagMs }));
+      } else if (evidence.length > prev.evidenceCount) {
+        prev.evidenceCount = evidence.length;
+        if (orphan) prev.finding = f;
+        this.call(() => this.listener.onFinding?.(f, false, { lagMs }));
+      }
+    }
+    for (const r of analysis.resumes) {
+      for (const fct of r.facts) fct.counted = true;
+      this.call(() => this.listener.onResume?.(r.outcome, service, r.traceId));
+    }
+  }
+
+  private resolveOrphans(s: SessionState, requestId: string, now: number): void {
+    for (const e of Object.values(s.emitted)) {
+      if (e.kind !== ORPHANED_PROGRESS_TOKEN || e.requestId !== requestId || e.resolvedAtMs !== undefined) continue;
+      e.resolvedAtMs = now;
+      if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, -1);
+      e.counting = false;
+      if (e.finding !== undefined) {
+        const f: Finding = { ...e.finding, resolvedAtMs: now };
+        e.finding = f;
+        this.call(() => this.listener.onFindingResolved?.(f));
+      }
+    }
+  }
+
+  private countOrphan(service: string, delta: number): void {
+    this.orphaned.set(service, Math.max(0, (this.orphaned.get(service) ?? 0) + delta));
+  }
+
+  private drop(reason: DropReason, n: number): void {
+    this.call(() => this.listener.onDrop?.(reason, n));
+  }
+
+  /** Listeners are other parts of the detector: their failure must not corrupt the engine's state. */
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch {
+      // deliberately ignored: see above
+    }
+  }
+}
+
+function firstEntry<V>(m: Map<string, V>, skip: string): [string, V] | undefined {
+  for (const e of m) if (e[0] !== skip) return e;
+  return undefined;
+}
+
+/**
+ * Keyless spans (stateless servers) can only matter for orphans and resume counts; keeping the
+ * rest would fill the session table with one pseudo session per trace and evict real sessions.
+ */
+function usefulWithoutSession(span: SpanRecord): boolean {
+  const a = span.attributes;
+  switch (span.name) {
+    case SPAN_REQUEST_SENT:
+    case SPAN_REQUEST_RECEIVED:
+    case SPAN_REQUEST_SETTLED:
+      return a[ATTR_PROGRESS_TOKEN] !== undefined;
+    case SPAN_SSE_EVENT:
+      return a[ATTR_JSONRPC_KIND] === 'response' || a[ATTR_JSONRPC_KIND] === 'error';
+    case SPAN_RESUME:
+      return true;
+    default:
+      return false;
+  }
+}
+
+function unsettled(s: SessionState): number {
+  let n = 0;
+  for (const r of s.requests.values()) if (r.settled === undefined) n++;
+  return n;
+}
+
+/**
+ * A session with a created incarnation not yet ended; without a created span seen, live unless
+ * the server reported an end. Cheap on purpose: stats() runs it for every session on each scrape.
+ */
+function isLive(s: SessionState): boolean {
+  if (s.stateless) return false;
+  if (s.created.length > 0) return s.created.some((c) => !s.ended.some((e) => e.inc === c.inc));
+  return s.ended.length === 0;
+}

@@ -1,0 +1,31 @@
+/** Tunables of the correlation engine. Every limit has a default in {@link DEFAULT_ENGINE_OPTIONS}. */
+export interface EngineOptions {
+  /** Wait this long (ms) after a session's first undecided evidence before deciding, so that the other side's spans can arrive. Default 10000. */
+  decisionWindowMs: number;
+  /** Sessions tracked at once; past it the least recently updated is evicted (drop `session_capacity`). Default 100000. */
+  maxSessions: number;
+  /** SSE event spans kept per incarnation and side; the oldest go first (drop `events_per_session`). Default 256. */
+  maxEventsPerIncarnation: number;
+  /** Requests kept per session; the oldest go first (drop `requests_per_session`). Default 256. */
+  maxRequestsPerSession: number;
+  /** Incarnations kept per session; events of older ones go first. Default 16. */
+  maxIncarnationsPerSession: number;
+  /** Resume spans kept per session; the oldest go first. Default 64. */
+  maxResumesPerSession: number;
+  /** A session idle this long (ms, detector clock) is expired (drop `session_expired`). Default 900000 (15 min). */
+  sessionTtlMs: number;
+  /** A decided session idle this long (ms) is compacted to a small summary. Default 60000. */
+  compactAfterMs: number;
+}
+
+/** Defaults of {@link EngineOptions}; the lead's config layer validates overrides. */
+export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
+  decisionWindowMs: 10_000,
+  maxSessions: 100_000,
+  maxEventsPerIncarnation: 256,
+  maxRequestsPerSession: 256,
+  maxIncarnationsPerSession: 16,
+  maxResumesPerSession: 64,
+  sessionTtlMs: 900_000,
+  compactAfterMs: 60_000,
+});

@@ -1,0 +1,264 @@
+import type { AttrValue, Side, SpanRecord } from '../model/span-record.js';
+import {
+  ATTR_CLIENT_DELIVERY,
+  ATTR_CLIENT_SEEN_BEFORE,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GUARD_FORK_KIND,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_JSONRPC_KIND,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_REQUEST_OUTCOME,
+  ATTR_RESUME_ANSWERED_SESSION_KEY,
+  ATTR_RESUME_LAST_EVENT_FOUND,
+  ATTR_RESUME_LAST_EVENT_ID,
+  ATTR_RESUME_OUTCOME,
+  ATTR_RESUME_PREVIOUS_INCARNATION,
+  ATTR_SESSION_CLIENT_SUPPLIED_ID,
+  ATTR_SESSION_CREATED_BY,
+  ATTR_SESSION_END_REASON,
+  ATTR_SESSION_EVENTS_EVICTED,
+  ATTR_SESSION_INCARNATION,
+  ATTR_SESSION_INCARNATION_SOURCE,
+  ATTR_SSE_EVENT_ID,
+  ATTR_SSE_EVENT_SEQ,
+  ATTR_SSE_EVENT_SEQ_SOURCE,
+  ATTR_SSE_PAYLOAD_DIGEST,
+  ATTR_SSE_REPLAYED,
+  ATTR_SSE_STREAM_ID,
+  SPAN_GUARD_FORK,
+  SPAN_REQUEST_RECEIVED,
+  SPAN_REQUEST_SENT,
+  SPAN_REQUEST_SETTLED,
+  SPAN_RESUME,
+  SPAN_SESSION_CREATED,
+  SPAN_SESSION_ENDED,
+  SPAN_SSE_EVENT,
+} from '../semconv.js';
+import type { EngineOptions } from './engine-options.js';
+import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
+
+function str(a: Record<string, AttrValue>, k: string): string | undefined {
+  const v = a[k];
+  if (v === undefined || v === '') return undefined;
+  return typeof v === 'string' ? v : String(v);
+}
+function num(a: Record<string, AttrValue>, k: string): number | undefined {
+  const v = a[k];
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'string' && v !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+function bool(a: Record<string, AttrValue>, k: string): boolean | undefined {
+  const v = a[k];
+  if (typeof v === 'boolean') return v;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  return undefined;
+}
+
+/** What recording one span changed, for the engine's counters. Reused between calls: read it at once. */
+export interface RecordResult {
+  /** The span was a forkwatch span the engine keeps. */
+  kept: boolean;
+  eventsAdded: number;
+  /** Oldest requests dropped for space. */
+  requestsDropped: number;
+  /** Oldest events dropped for space. */
+  eventsDropped: number;
+  /** Change in the number of unsettled requests. */
+  pendingRequestsDelta: number;
+  /** A request settled: its id, so that an emitted orphan can be resolved at once. */
+  settledRequestId: string | undefined;
+}
+
+/** A fresh result holder for {@link recordSpan}. */
+export function newRecordResult(): RecordResult {
+  return { kept: false, eventsAdded: 0, requestsDropped: 0, eventsDropped: 0, pendingRequestsDelta: 0, settledRequestId: undefined };
+}
+
+/**
+ * Records one span into its session's state, bounding every list. Unknown span names and spans
+ * lacking the attributes that make them useful are ignored (kept=false), never thrown on. Hot
+ * path: objects are built with one fixed shape each, without spreads.
+ */
+export function recordSpan(
+  s: SessionState,
+  span: SpanRecord,
+  side: Side,
+  nowMs: number,
+  opts: EngineOptions,
+  res: RecordResult,
+): RecordResult {
+  const a = span.attributes;
+  res.kept = true;
+  res.eventsAdded = 0;
+  res.requestsDropped = 0;
+  res.pendingRequestsDelta = 0;
+  res.eventsDropped = 0;
+  res.settledRequestId = undefined;
+  const inc = str(a, ATTR_SESSION_INCARNATION);
+  if (side === 'server') s.serverService ??= span.service;
+  else s.clientService ??= span.service;
+  const name = span.name;
+
+  if (name === SPAN_SSE_EVENT) {
+    const eventId = str(a, ATTR_SSE_EVENT_ID);
+    if (eventId === undefined) return notKept(res);
+    const ev: EventFact = {
+      traceId: span.traceId,
+      spanId: span.spanId,
+      side,
+      name,
+      timeMs: span.startMs,
+      ingestMs: nowMs,
+      inc,
+      eventId,
+      seq: num(a, ATTR_SSE_EVENT_SEQ),
+      seqSource: str(a, ATTR_SSE_EVENT_SEQ_SOURCE),
+      digest: str(a, ATTR_SSE_PAYLOAD_DIGEST),
+      jsonrpcKind: str(a, ATTR_JSONRPC_KIND),
+      jsonrpcId: str(a, ATTR_JSONRPC_REQUEST_ID),
+      method: str(a, ATTR_MCP_METHOD_NAME),
+      progressToken: str(a, ATTR_PROGRESS_TOKEN),
+      stream: str(a, ATTR_SSE_STREAM_ID),
+      replayed: bool(a, ATTR_SSE_REPLAYED),
+      delivery: str(a, ATTR_CLIENT_DELIVERY),
+      seenBefore: bool(a, ATTR_CLIENT_SEEN_BEFORE),
+    };
+    addEvent(s, ev, opts, res);
+    return res;
+  }
+  const ref: SpanFact = { traceId: span.traceId, spanId: span.spanId, side, name, timeMs: span.startMs, ingestMs: nowMs };
+  switch (name) {
+    case SPAN_SESSION_CREATED: {
+      if (inc === undefined) return notKept(res);
+      if (s.created.some((x) => x.spanId === ref.spanId)) return res;
+      s.created.push({
+        ...ref,
+        inc,
+        source: str(a, ATTR_SESSION_INCARNATION_SOURCE),
+        createdBy: str(a, ATTR_SESSION_CREATED_BY) ?? 'unknown',
+        clientSuppliedId: bool(a, ATTR_SESSION_CLIENT_SUPPLIED_ID),
+        lastEventId: str(a, ATTR_RESUME_LAST_EVENT_ID),
+      });
+      trimIncarnations(s, opts);
+      return res;
+    }
+    case SPAN_SESSION_ENDED: {
+      if (inc === undefined) return notKept(res);
+      if (s.ended.some((x) => x.spanId === ref.spanId)) return res;
+      s.ended.push({ ...ref, inc, reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown', eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED) });
+      if (s.ended.length > opts.maxIncarnationsPerSession) s.ended.shift();
+      return res;
+    }
+    case SPAN_RESUME: {
+      const lastEventId = str(a, ATTR_RESUME_LAST_EVENT_ID);
+      if (lastEventId === undefined) return notKept(res);
+      if (s.resumes.some((x) => x.spanId === ref.spanId && x.traceId === ref.traceId)) return res;
+      const ak = str(a, ATTR_RESUME_ANSWERED_SESSION_KEY);
+      s.resumes.push({
+        ...ref,
+        lastEventId,
+        status: num(a, ATTR_HTTP_RESPONSE_STATUS_CODE),
+        inc,
+        previousInc: str(a, ATTR_RESUME_PREVIOUS_INCARNATION),
+        answeredKey: ak !== undefined && ak !== s.key ? ak : undefined,
+        found: bool(a, ATTR_RESUME_LAST_EVENT_FOUND),
+        outcome: str(a, ATTR_RESUME_OUTCOME),
+      });
+      if (s.resumes.length > opts.maxResumesPerSession) s.resumes.shift();
+      return res;
+    }
+    case SPAN_REQUEST_SENT:
+    case SPAN_REQUEST_RECEIVED:
+    case SPAN_REQUEST_SETTLED: {
+      const requestId = str(a, ATTR_JSONRPC_REQUEST_ID);
+      if (requestId === undefined) return notKept(res);
+      let r = s.requests.get(requestId);
+      if (r === undefined) {
+        r = { requestId };
+        s.requests.set(requestId, r);
+        res.pendingRequestsDelta++;
+        if (s.requests.size > opts.maxRequestsPerSession) {
+          const [oldestId, oldest] = s.requests.entries().next().value as [string, RequestFact];
+          s.requests.delete(oldestId);
+          if (oldest.settled === undefined) res.pendingRequestsDelta--;
+          res.requestsDropped++;
+        }
+      }
+      r.method ??= str(a, ATTR_MCP_METHOD_NAME);
+      r.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
+      r.progressToken ??= str(a, ATTR_PROGRESS_TOKEN);
+      if (name === SPAN_REQUEST_SENT) {
+        r.sent = ref;
+        r.sentInc = inc;
+        r.inc ??= inc;
+      } else if (name === SPAN_REQUEST_RECEIVED) {
+        r.received = { ...ref, inc };
+        r.inc ??= inc;
+      } else {
+        if (r.settled === undefined) res.pendingRequestsDelta--;
+        r.settled = { ...ref, outcome: str(a, ATTR_REQUEST_OUTCOME) };
+        res.settledRequestId = requestId;
+      }
+      return res;
+    }
+    case SPAN_GUARD_FORK: {
+      s.guardForks.push({ ...ref, forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown', inc });
+      if (s.guardForks.length > opts.maxResumesPerSession) s.guardForks.shift();
+      return res;
+    }
+    default:
+      return notKept(res);
+  }
+}
+
+function notKept(res: RecordResult): RecordResult {
+  res.kept = false;
+  return res;
+}
+
+function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: RecordResult): void {
+  // A retried export can deliver the same span twice.
+  for (let i = s.events.length - 1; i >= 0 && i >= s.events.length - 8; i--) {
+    const o = s.events[i]!;
+    if (o.spanId === ev.spanId && o.traceId === ev.traceId) return;
+  }
+  s.events.push(ev);
+  res.eventsAdded++;
+  const bucket = `${ev.side}:${ev.inc ?? ''}`;
+  const n = (s.eventCounts[bucket] ?? 0) + 1;
+  s.eventCounts[bucket] = n;
+  if (n <= opts.maxEventsPerIncarnation) return;
+  s.eventCounts[bucket] = n - 1;
+  const idx = s.events.findIndex((o) => o.side === ev.side && (o.inc ?? '') === (ev.inc ?? ''));
+  const [gone] = s.events.splice(idx, 1);
+  res.eventsAdded--;
+  s.droppedEvents[bucket] = (s.droppedEvents[bucket] ?? 0) + 1;
+  res.eventsDropped++;
+  if (gone !== undefined && gone.side === 'client') rememberClientEvent(s, gone);
+}
+
+/** Folds a forgotten client event into the baseline the regression checks compare against. */
+export function rememberClientEvent(s: SessionState, ev: EventFact): void {
+  const b = (s.clientBaseline ??= { timeMs: ev.timeMs });
+  if (ev.timeMs >= b.timeMs) {
+    b.timeMs = ev.timeMs;
+    b.lastEventId = ev.eventId;
+    if (ev.inc !== undefined) b.inc = ev.inc;
+  }
+  if (ev.seq !== undefined && (ev.seqSource === 'server' || ev.seqSource === 'counter')) {
+    b.maxSeq = Math.max(b.maxSeq ?? ev.seq, ev.seq);
+  }
+}
+
+function trimIncarnations(s: SessionState, opts: EngineOptions): void {
+  if (s.created.length <= opts.maxIncarnationsPerSession) return;
+  const gone = s.created.shift()!;
+  s.knownIncarnations[gone.inc] = gone.createdBy;
+}
