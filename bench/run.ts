@@ -1,0 +1,60 @@
+/**
+ * `npm run bench`: every benchmark in one run, figures and ratios measured side by side.
+ * Absolute numbers drift with the machine's load; the ratios are what to compare.
+ */
+import { benchDecode } from './decode.js';
+import { benchEngine } from './engine.js';
+import { benchIngest } from './ingest.js';
+import { benchInstrumentation } from './instrumentation.js';
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const want = (name: string): boolean => only.length === 0 || only.includes(name);
+  console.log(`forkwatch benchmarks — node ${process.version}, ${new Date().toISOString()}`);
+
+  if (want('instrumentation')) {
+    console.log('\n# Instrumentation overhead: tool calls/s through a real MCP SDK client and server (loopback HTTP),');
+    console.log('# both sides instrumented, BatchSpanProcessor + OTLP/proto exporter; 7 interleaved rounds, medians');
+    const r = await benchInstrumentation();
+    console.log(`  plain           ${fmt(r.plainCallsPerSec).padStart(10)} calls/s`);
+    console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s`);
+    console.log(`  overhead        ${pct(r.overhead).padStart(10)}   (target < 5%)`);
+  }
+
+  if (want('decode')) {
+    console.log('\n# OTLP decode alone');
+    benchDecode();
+  }
+
+  if (want('ingest')) {
+    console.log('\n# Ingest end to end on one process: decode -> correlate -> SQLite group commit (WAL file),');
+    console.log('# 512-span batches, 20% forkwatch spans (3,000 sessions, a seed fork every 50th), vs bare decode of the same payloads');
+    for (const r of benchIngest()) {
+      console.log(`  ${r.format.padEnd(9)} bare decode ${fmt(r.bareDecodeSpansPerSec).padStart(11)} spans/s | end to end ${fmt(r.endToEndSpansPerSec).padStart(10)} spans/s = ${fmt(r.endToEndForkwatchSpansPerSec).padStart(9)} forkwatch spans/s | ratio ${r.ratio.toFixed(2)} | ${r.findings} findings`);
+    }
+    console.log('  targets: >= 100,000 forkwatch spans/s end to end; ratio >= 0.50');
+  }
+
+  if (want('engine')) {
+    console.log('\n# Correlation engine alone, and heap per idle tracked session');
+    const e = benchEngine();
+    console.log(`  ingest          ${fmt(e.ingestSpansPerSec).padStart(10)} spans/s   (${e.sessions} sessions, ${e.spans} spans, ${e.findings} findings)`);
+    console.log(`  with decisions  ${fmt(e.endToEndSpansPerSec).padStart(10)} spans/s`);
+    console.log(
+      Number.isNaN(e.heapBytesPerIdleSession)
+        ? '  heap per idle session: run with --expose-gc'
+        : `  heap per idle session ${fmt(e.heapBytesPerIdleSession)} B over ${e.idleSessions} sessions   (target < 2048 B)`,
+    );
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
