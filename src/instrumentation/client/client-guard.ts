@@ -11,10 +11,11 @@ import {
 } from '../../semconv.js';
 import { describeText, DEFAULT_MAX_PARSE_CHARS } from '../common/jsonrpc-info.js';
 import { componentLogger } from '../common/logger.js';
+import { payloadDigest } from '../common/session-key.js';
 import { SpanEmitter } from '../common/span-emitter.js';
 import { SseParser, DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
 import { BoundedMap } from './bounded-map.js';
-import { ForkGuard } from './fork-guard.js';
+import { ForkGuard, type HighWaterMark } from './fork-guard.js';
 import { markFork } from './fork-registry.js';
 import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody } from './http-message.js';
 import { inspectData, inspectMessage } from './inspect-message.js';
@@ -142,7 +143,10 @@ export class ClientGuard {
     let req: ReturnType<typeof readRequest> | undefined;
     let isInitialize = false;
     let firstRequestId: string | undefined;
+    // Taken before sending: a stream this request opens carries only events stored after it.
+    let sentAt: HighWaterMark | undefined;
     try {
+      sentAt = ch.session?.highWaterMark();
       req = readRequest(input, init);
       const infos = req.method === 'POST' && req.body !== undefined ? describeText(req.body, DEFAULT_MAX_PARSE_CHARS) : [];
       isInitialize = infos.some((i) => i.method === 'initialize');
@@ -155,7 +159,7 @@ export class ClientGuard {
     if (!req || ch.forked) return res;
     let out: Response;
     try {
-      out = this.check(ch, req, isInitialize, firstRequestId, res, ctx);
+      out = this.check(ch, req, isInitialize, firstRequestId, sentAt, res, ctx);
     } catch (err) {
       if (!isSessionForkError(err)) {
         this.hookFailures++;
@@ -171,7 +175,15 @@ export class ClientGuard {
   }
 
   /** Checks one response; returns what the SDK gets, throws SessionForkError on a fork. */
-  private check(ch: GuardChannel, req: ReturnType<typeof readRequest>, isInitialize: boolean, firstRequestId: string | undefined, res: Response, ctx: Context): Response {
+  private check(
+    ch: GuardChannel,
+    req: ReturnType<typeof readRequest>,
+    isInitialize: boolean,
+    firstRequestId: string | undefined,
+    sentAt: HighWaterMark | undefined,
+    res: Response,
+    ctx: Context,
+  ): Response {
     const max = this.opts.maxSessionIdChars;
     const presented = boundedSessionId(req.headers.get(HEADER_SESSION_ID), max);
     const answered = boundedSessionId(res.headers.get(HEADER_SESSION_ID), max);
@@ -206,7 +218,11 @@ export class ClientGuard {
     }
     if (!res.body || !res.ok || !mayHaveBody(res.status)) return res;
     const type = mediaType(res.headers.get('content-type'));
-    if (type === 'text/event-stream') return withBody(res, this.filterSse(ch, session, res.body, streamId, ctx));
+    if (type === 'text/event-stream') {
+      // A new stream (not a resume): its first counter id must continue the session's sequence.
+      if (lastEventId === undefined && !isInitialize) session.openStream(streamId, sentAt ?? {});
+      return withBody(res, this.filterSse(ch, session, res.body, streamId, ctx));
+    }
     if (type === 'application/json' && isInitialize) {
       let text = '';
       const body = observeBody(res.body, {
@@ -261,7 +277,7 @@ export class ClientGuard {
               if (ev?.id !== undefined) {
                 const info = inspectData(ev.data, DEFAULT_MAX_PARSE_CHARS);
                 if (info.incarnation) session.checkIncarnation(info.incarnation, ev.id);
-                if (!session.acceptEvent(ev.id, streamId)) continue;
+                if (!session.acceptEvent(ev.id, streamId, payloadDigest(ev.data))) continue;
                 ch.streamIndex.set(ev.id, streamId);
                 ch.lastEventId = ev.id;
               }

@@ -26,23 +26,55 @@ export interface ForkGuardOptions {
   sessionKey?: string;
 }
 
+type SeqSource = NonNullable<ParsedEventId['source']>;
+
+/**
+ * Highest sequence seen on the session, per id shape (`counter`: `e7`; `server`: `<inc>-7`).
+ * A snapshot of it taken when a request is sent is the floor of the stream that request opens.
+ */
+export type HighWaterMark = Partial<Record<SeqSource, number>>;
+
+/** The check armed on a stream until its first event above the floor. */
+interface Floor {
+  seqs: HighWaterMark;
+  /**
+   * true: a resumed stream, which may legitimately re-send events the client already holds; at
+   * or below the floor only an exact duplicate (same id, same payload digest) is let through
+   * (dropped). false: a stream that starts now, which carries only events stored after its
+   * request, so anything at or below the floor is a regression.
+   */
+  replay: boolean;
+}
+
 interface StreamState {
   lastSeq: number;
   lastSource: ParsedEventId['source'];
-  /** Set by a resume until the first event after it: the cursor's sequence and id shape. */
-  resumeFloor?: { seq: number; source: ParsedEventId['source'] };
+  floor?: Floor;
 }
 
+/** Stored per dedup key: the payload digest of the event accepted under it ('' when unknown). */
+type SeenDigest = string;
+
 /**
- * The seed's `ResumableStream` (docs/MISSION.md) for one session: `resume()` refuses a resume that
- * would fork, `acceptEvent()` dedups on `(session, incarnation, event id)` and raises on a sequence
- * that goes backwards after a resume. Sequence checks work on guarded ids (`<incarnation>-<n>`)
- * and plain counters (`e7`), so they hold against servers that send no incarnation.
+ * The seed's `ResumableStream` (MISSION.md) for one session, with mitigation (c) made to hold
+ * against servers that send no incarnation:
+ * - `resume()` refuses a resume that would fork and arms the resumed stream: its events at or
+ *   below the cursor must be exact duplicates (same id and payload digest), else
+ *   `sequence_regression`.
+ * - `openStream()` arms a new stream (a POST's, or a GET without cursor) with the session's
+ *   high-water mark taken when its request was sent: event ids with a sequence (counter or
+ *   guarded) are numbered per session, so a new stream's first event must be above it. This
+ *   catches a rehydrated session whose fresh log restarts at `e1` on the next call's stream.
+ * - `acceptEvent()` runs these checks BEFORE dedup; dedup is keyed `(session, incarnation, event
+ *   id)` and only drops an event whose payload digest matches the one accepted under that key: an
+ *   id seen before with another payload is a fork, never a silent drop.
+ * Ids without a sequence (the SDK example store's `<stream>_<ms>_<rand>`) are never compared.
  */
 export class ForkGuard {
-  private readonly seen: BoundedMap<string, true>;
+  private readonly seen: BoundedMap<string, SeenDigest>;
   private readonly streams: BoundedMap<string, StreamState>;
   private readonly key: string | undefined;
+  private readonly high: HighWaterMark = {};
   private _incarnation: string | undefined;
   /** Cursor of the last accepted event with an id. */
   lastEventId: string | undefined;
@@ -60,6 +92,11 @@ export class ForkGuard {
 
   get incarnation(): string | undefined {
     return this._incarnation;
+  }
+
+  /** A copy of the highest sequences accepted on this session, per id shape. */
+  highWaterMark(): HighWaterMark {
+    return { ...this.high };
   }
 
   /**
@@ -85,38 +122,76 @@ export class ForkGuard {
     if (answer.serverLogHas === false) throw new SessionForkError('replay_gap', this.key, cursor);
     const parsed = parseEventId(cursor);
     const stream = this.stream(answer.streamId ?? '');
-    if (parsed.seq !== undefined && parsed.source === stream.lastSource && parsed.seq < stream.lastSeq) {
-      throw new SessionForkError('sequence_regression', this.key, cursor, `cursor ${parsed.seq} < last seen ${stream.lastSeq}`);
+    if (parsed.seq === undefined || parsed.source === undefined) {
+      stream.floor = undefined;
+      return;
     }
-    if (parsed.seq !== undefined) stream.resumeFloor = { seq: Math.max(parsed.seq, stream.lastSeq), source: parsed.source };
+    const streamLast = parsed.source === stream.lastSource ? stream.lastSeq : -1;
+    if (parsed.seq < streamLast) {
+      throw new SessionForkError('sequence_regression', this.key, cursor, `cursor ${parsed.seq} < last seen ${streamLast}`);
+    }
+    // The cursor, not the session's high-water mark: a true replay of this stream may carry
+    // events numbered below another stream's latest (per-session counters interleave streams).
+    stream.floor = { seqs: { [parsed.source]: Math.max(parsed.seq, streamLast) }, replay: true };
   }
 
   /**
-   * The seed's `accept_event()`: false for an event already accepted under this session and
-   * incarnation (drop it), true otherwise. Throws `sequence_regression` when the first event
-   * after a resume is numbered below the cursor, `incarnation_changed` when a guarded id names
-   * another incarnation.
+   * Arms the check of a stream that starts now (a POST's SSE answer, or a GET without
+   * `Last-Event-ID`): its first event with a sequence must be above `floor`.
+   * @param floor the session's {@link highWaterMark} when the stream's request was sent (events
+   *   delivered after that on other streams may be numbered above this stream's). Default: now.
    */
-  acceptEvent(eventId: string, streamId = ''): boolean {
+  openStream(streamId: string, floor: HighWaterMark = this.highWaterMark()): void {
+    const stream = this.stream(streamId);
+    stream.floor = Object.keys(floor).length > 0 ? { seqs: { ...floor }, replay: false } : undefined;
+  }
+
+  /**
+   * The seed's `accept_event()`: false for an exact duplicate of an event already accepted under
+   * this session and incarnation (drop it), true otherwise. Throws `sequence_regression` when an
+   * armed stream's first events are numbered at or below its floor (see the class), or when an id
+   * already accepted comes back with another payload; `incarnation_changed` when a guarded id
+   * names another incarnation.
+   * @param digest payload digest of the event's data (`payloadDigest`); undefined: unknown, then
+   *   a repeated id counts as a duplicate except on a resumed stream at or below its cursor.
+   */
+  acceptEvent(eventId: string, streamId = '', digest?: string): boolean {
     const parsed = parseEventId(eventId);
     if (parsed.incarnation !== undefined && this._incarnation !== undefined && parsed.incarnation !== this._incarnation) {
       throw new SessionForkError('incarnation_changed', this.key, this.lastEventId, 'event id names another incarnation');
     }
-    const stream = this.stream(streamId);
-    const floor = stream.resumeFloor;
-    if (floor) {
-      stream.resumeFloor = undefined;
-      if (parsed.seq !== undefined && parsed.source === floor.source && parsed.seq < floor.seq) {
-        throw new SessionForkError('sequence_regression', this.key, this.lastEventId, `event ${parsed.seq} after cursor ${floor.seq}`);
-      }
-    }
     const dedupKey = `${this.sessionId}\u0000${this._incarnation ?? ''}\u0000${eventId}`;
-    if (this.seen.has(dedupKey)) return false;
-    this.seen.set(dedupKey, true);
-    if (parsed.seq !== undefined) {
+    const prior = this.seen.get(dedupKey);
+    const sameDigest = prior !== undefined && prior !== '' && digest !== undefined && prior === digest;
+    const stream = this.stream(streamId);
+    const floor = stream.floor;
+    if (floor) {
+      const limit = parsed.source !== undefined ? floor.seqs[parsed.source] : undefined;
+      if (parsed.seq !== undefined && limit !== undefined && parsed.seq <= limit) {
+        // A resumed stream may repeat what was delivered: only a byte-identical repeat is one.
+        if (floor.replay && sameDigest) return false;
+        throw new SessionForkError(
+          'sequence_regression',
+          this.key,
+          this.lastEventId,
+          `event ${eventId} at or below ${floor.replay ? 'the resume cursor' : "the session's high-water mark"} ${limit}`,
+        );
+      }
+      // The first event above the floor (or one that cannot be compared) ends the check.
+      stream.floor = undefined;
+    }
+    if (prior !== undefined) {
+      if (prior !== '' && digest !== undefined && prior !== digest) {
+        throw new SessionForkError('sequence_regression', this.key, this.lastEventId, `event id ${eventId} reused with another payload`);
+      }
+      return false;
+    }
+    this.seen.set(dedupKey, digest ?? '');
+    if (parsed.seq !== undefined && parsed.source !== undefined) {
       if (parsed.source !== stream.lastSource) stream.lastSeq = parsed.seq;
       else stream.lastSeq = Math.max(stream.lastSeq, parsed.seq);
       stream.lastSource = parsed.source;
+      this.high[parsed.source] = Math.max(this.high[parsed.source] ?? -1, parsed.seq);
     }
     this.lastEventId = eventId;
     return true;

@@ -4,7 +4,7 @@ export type { AttachableClient, AttachableTransport, ClientInstrumentationStats 
 export { ClientGuard, createClientGuard } from './client-guard.js';
 export type { GuardableTransport } from './client-guard.js';
 export { ForkGuard } from './fork-guard.js';
-export type { ForkGuardOptions, ResumeAnswer } from './fork-guard.js';
+export type { ForkGuardOptions, HighWaterMark, ResumeAnswer } from './fork-guard.js';
 export { SessionForkError, isSessionForkError } from './session-fork-error.js';
 export { connectGuarded } from './connect-guarded.js';
 export type { GuardedClient } from './connect-guarded.js';

@@ -8,6 +8,8 @@ export interface RequestContext {
   /** The request this one was made inside (a synthetic request a handler feeds a transport). */
   parent?: RequestContext;
   method: string;
+  /** Arrival order (from {@link nextTick}): what existed before the request came in. */
+  arrival: number;
   sessionIdHeader?: string;
   lastEventId?: string;
   protocolVersion?: string;
@@ -20,6 +22,16 @@ export interface RequestContext {
   resumeEmitted: boolean;
   /** Set by a session guard answering the request itself. */
   guard?: { incarnation?: string; lastEventFound?: boolean };
+}
+
+let ticks = 0;
+
+/**
+ * A process-wide logical clock ordering request arrivals and session creations, so an
+ * instrumentation can tell that a session was born while a request was already in flight.
+ */
+export function nextTick(): number {
+  return ++ticks;
 }
 
 /** One store for every instrumentation in the process: contexts are plain data. */

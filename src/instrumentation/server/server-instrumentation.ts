@@ -45,7 +45,7 @@ import type { SseEvent } from '../common/sse-parser.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, EventIdTracker } from './event-id-tracker.js';
 import { guardLinks, type GuardLink } from './guard-link.js';
-import { headerValue, requestStore, rootOf, type RequestContext } from './request-context.js';
+import { headerValue, nextTick, requestStore, rootOf, type RequestContext } from './request-context.js';
 import { tapResponse } from './response-tap.js';
 import { resumeOutcome } from './resume-outcome.js';
 import { safeTracerProvider } from './safe-tracer-provider.js';
@@ -66,6 +66,10 @@ interface TransportState {
   sessionId?: string;
   /** Root request during which the incarnation was created. */
   createdBy?: RequestContext;
+  /** Logical time ({@link nextTick}) the incarnation was created; undefined when adopted late. */
+  createdAt?: number;
+  /** Created by a request other than initialize under the id the client presented (rehydration). */
+  rehydrated?: boolean;
   tracker: EventIdTracker;
   ended: boolean;
   pendingEnd?: { reason: SessionEndReason; eventsEvicted?: number };
@@ -113,6 +117,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     const ctx: RequestContext = {
       req,
       method: (req.method ?? 'unknown').toUpperCase(),
+      arrival: nextTick(),
       otelContext,
       claimed: false,
       resumeEmitted: false,
@@ -166,10 +171,12 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     if (link) state.link = link;
     state.incarnation = link?.incarnation ?? newIncarnation();
     state.sessionId = sessionId;
+    state.createdAt = nextTick();
     if (root) state.createdBy = root;
     track(state, sessionId);
     const supplied =
       root !== undefined && (root.sessionIdHeader === sessionId || (ctx !== undefined && ctx.sessionIdHeader === sessionId));
+    state.rehydrated = supplied && createdBy !== 'initialize';
     emitterOf(state).emit(
       SPAN_SESSION_CREATED,
       sessionId,
@@ -200,9 +207,20 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     });
   };
 
+  /**
+   * The serving incarnation did not exist when the request arrived: created by this very request,
+   * or by a concurrent one (apps share one rehydration between the GET and POST streams the SDK
+   * reconnects together, so the request that mints it is often not the resume itself).
+   */
+  const bornDuring = (state: TransportState, ctx: RequestContext): boolean => {
+    const root = rootOf(ctx);
+    if (state.createdBy !== undefined && state.createdBy === root) return true;
+    return state.createdAt !== undefined && state.createdAt > root.arrival;
+  };
+
   const lastEventFound = (state: TransportState, ctx: RequestContext, lastEventId: string): boolean | undefined => {
-    // An incarnation created by this very request has sent nothing yet.
-    if (state.createdBy !== undefined && state.createdBy === rootOf(ctx)) return false;
+    // An incarnation born while this request was in flight has sent nothing it could resume.
+    if (bornDuring(state, ctx)) return false;
     if (state.link) return state.link.lookup(lastEventId).found;
     return state.tracker.knows(lastEventId);
   };
@@ -217,7 +235,10 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   ): void => {
     if (ctx.lastEventId === undefined || ctx.resumeEmitted) return;
     ctx.resumeEmitted = true;
-    const createdHere = state?.createdBy !== undefined && state.createdBy === rootOf(ctx);
+    // A 2xx resume is a fork when the serving incarnation was born during the request, or when it
+    // is a rehydrated life that does not know the cursor (the cursor came from an earlier life).
+    const createdHere =
+      state !== undefined && (bornDuring(state, ctx) || (state.rehydrated === true && extra[ATTR_RESUME_LAST_EVENT_FOUND] === false));
     emitter.emit(
       SPAN_RESUME,
       sessionId,
