@@ -138,7 +138,10 @@ test('naive server, client guard: SessionForkError, and nothing hangs', { timeou
   for (const c of r.calls) {
     assert.notEqual(c.outcome, 'pending', why);
     assert.notEqual(c.outcome, 'timeout', why);
-    assert.ok(c.durationMs! < REQUEST_TIMEOUT_MS / 2, `call ${c.attempt} took ${c.durationMs} ms\n${why}`);
+    // Nothing hangs: from the moment the fork shows (the first event of the new log) every call
+    // settles well inside its timeout. Before that moment there is nothing to detect: the
+    // rebuilt session answers the resume 200 with an empty stream.
+    assert.ok(c.settledAtMs! - r.forks[0]!.atMs < REQUEST_TIMEOUT_MS / 2, `call ${c.attempt} settled ${c.settledAtMs! - r.forks[0]!.atMs} ms after the fork\n${why}`);
   }
   assert.deepEqual(r.hung, [], why);
 });

@@ -37,6 +37,9 @@ export async function connectGuarded(options: ConnectGuardedOptions): Promise<Gu
   const timeout = options.requestTimeoutMs;
   let client!: Client;
   let transport!: StreamableHTTPClientTransport;
+  /** Bumped by every reconnect: a call that failed on an older connection just retries. */
+  let generation = 0;
+  let reopening: Promise<void> | undefined;
 
   const open = async (): Promise<void> => {
     const observed = options.instrumentation ? options.instrumentation.wrapFetch(baseFetch) : baseFetch;
@@ -59,6 +62,24 @@ export async function connectGuarded(options: ConnectGuardedOptions): Promise<Gu
     }
   };
 
+  /**
+   * One fork fails every pending call at once: they share one reconnect instead of each opening
+   * (and leaking) a session of its own.
+   */
+  const reconnectAfter = async (failedOn: number): Promise<void> => {
+    if (failedOn !== generation) return;
+    reopening ??= (async () => {
+      try {
+        await drop();
+        await open();
+        generation++;
+      } finally {
+        reopening = undefined;
+      }
+    })();
+    await reopening;
+  };
+
   await open();
 
   return {
@@ -74,18 +95,17 @@ export async function connectGuarded(options: ConnectGuardedOptions): Promise<Gu
     },
     async callTool(params, requestOptions) {
       const opts: RequestOptions | undefined = timeout !== undefined ? { timeout, ...requestOptions } : requestOptions;
+      const failedOn = generation;
       try {
         return await client.callTool(params, undefined, opts);
       } catch (err) {
         if (!isSessionForkError(err)) throw err;
-        await drop();
-        await open();
+        await reconnectAfter(failedOn);
         return await client.callTool(params, undefined, opts);
       }
     },
     async reconnect() {
-      await drop();
-      await open();
+      await reconnectAfter(generation);
     },
     async close() {
       await drop();

@@ -8,7 +8,7 @@ export interface RequestContext {
   /** The request this one was made inside (a synthetic request a handler feeds a transport). */
   parent?: RequestContext;
   method: string;
-  /** Arrival order (from {@link nextTick}): what existed before the request came in. */
+  /** Arrival order (from {@link nextLogicalTime}): what existed before the request came in. */
   arrival: number;
   sessionIdHeader?: string;
   lastEventId?: string;
@@ -30,7 +30,7 @@ let ticks = 0;
  * A process-wide logical clock ordering request arrivals and session creations, so an
  * instrumentation can tell that a session was born while a request was already in flight.
  */
-export function nextTick(): number {
+export function nextLogicalTime(): number {
   return ++ticks;
 }
 

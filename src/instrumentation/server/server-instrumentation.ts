@@ -45,7 +45,7 @@ import type { SseEvent } from '../common/sse-parser.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, EventIdTracker } from './event-id-tracker.js';
 import { guardLinks, type GuardLink } from './guard-link.js';
-import { headerValue, nextTick, requestStore, rootOf, type RequestContext } from './request-context.js';
+import { headerValue, nextLogicalTime, requestStore, rootOf, type RequestContext } from './request-context.js';
 import { tapResponse } from './response-tap.js';
 import { resumeOutcome } from './resume-outcome.js';
 import { safeTracerProvider } from './safe-tracer-provider.js';
@@ -66,7 +66,7 @@ interface TransportState {
   sessionId?: string;
   /** Root request during which the incarnation was created. */
   createdBy?: RequestContext;
-  /** Logical time ({@link nextTick}) the incarnation was created; undefined when adopted late. */
+  /** Logical time ({@link nextLogicalTime}) the incarnation was created; undefined when adopted late. */
   createdAt?: number;
   /** Created by a request other than initialize under the id the client presented (rehydration). */
   rehydrated?: boolean;
@@ -117,7 +117,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     const ctx: RequestContext = {
       req,
       method: (req.method ?? 'unknown').toUpperCase(),
-      arrival: nextTick(),
+      arrival: nextLogicalTime(),
       otelContext,
       claimed: false,
       resumeEmitted: false,
@@ -171,7 +171,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     if (link) state.link = link;
     state.incarnation = link?.incarnation ?? newIncarnation();
     state.sessionId = sessionId;
-    state.createdAt = nextTick();
+    state.createdAt = nextLogicalTime();
     if (root) state.createdBy = root;
     track(state, sessionId);
     const supplied =

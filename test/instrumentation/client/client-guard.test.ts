@@ -111,6 +111,72 @@ describe('client guard on a resume', { timeout: 30_000 }, () => {
   });
 });
 
+describe('client guard on the seed naive server (no incarnation, counter ids)', { timeout: 30_000 }, () => {
+  it('the next call\'s new stream restarting at e1 after an empty 200 resume -> sequence_regression, both calls failed at once', async () => {
+    let resumed!: () => void;
+    const resumeAnswered = new Promise<void>((r) => (resumed = r));
+    const h = await runGuarded({
+      onToolCall(ctx) {
+        const w = ctx.open();
+        if (ctx.callIndex === 0) {
+          w.event('e1');
+          w.event('e2', progress(ctx.progressToken, 1));
+          setTimeout(() => w.cut(), 30);
+          return;
+        }
+        // The rehydrated life's fresh log: the same ids, other events.
+        w.event('e1');
+        w.event('e2', progress(ctx.progressToken, 1));
+        w.event('e3', toolResult(ctx.requestId, 'second life'));
+      },
+      onResume(ctx) {
+        ctx.open(); // 200, same session id, no incarnation, nothing to replay
+        resumed();
+      },
+    });
+    try {
+      const t0 = Date.now();
+      const first = h.client.callTool({ name: 'x', arguments: {} }, undefined, { onprogress: () => undefined, timeout: TIMEOUT_MS });
+      first.catch(() => undefined);
+      await resumeAnswered;
+      const second = h.client.callTool({ name: 'x', arguments: {} }, undefined, { onprogress: () => undefined, timeout: TIMEOUT_MS });
+      for (const p of [first, second]) {
+        await assert.rejects(p, (e: unknown) => e instanceof SessionForkError && e.kind === 'sequence_regression');
+      }
+      assert.ok(Date.now() - t0 < 3000, `failed at once (${Date.now() - t0} ms)`);
+      assert.deepEqual(h.forks.map((f) => f.kind), ['sequence_regression']);
+      const all = await h.col.waitFor((a) => a.some((s) => s.name === sc.SPAN_GUARD_FORK));
+      assert.equal(all.find((s) => s.name === sc.SPAN_GUARD_FORK)!.attributes[sc.ATTR_GUARD_FORK_KIND], 'sequence_regression');
+    } finally {
+      await h.client.close().catch(() => undefined);
+      await h.server.close();
+    }
+  });
+
+  it('SDK-style ids restarting on every stream raise nothing', async () => {
+    const id = (n: number, k: number): string => `stream${n}_${1700000000000 + k}_x${k}`;
+    const h = await runGuarded({
+      onToolCall(ctx) {
+        const w = ctx.open();
+        w.event(id(ctx.callIndex, 1));
+        w.event(id(ctx.callIndex, 2), progress(ctx.progressToken, 1));
+        w.event(id(ctx.callIndex, 3), toolResult(ctx.requestId, `call ${ctx.callIndex}`));
+        w.end();
+      },
+    });
+    try {
+      for (const n of [0, 1, 2]) {
+        const res = await h.client.callTool({ name: 'x', arguments: {} }, undefined, { onprogress: () => undefined, timeout: TIMEOUT_MS });
+        assert.deepEqual(res.content, [{ type: 'text', text: `call ${n}` }]);
+      }
+      assert.deepEqual(h.forks, []);
+    } finally {
+      await h.client.close().catch(() => undefined);
+      await h.server.close();
+    }
+  });
+});
+
 describe('client guard on other responses', { timeout: 30_000 }, () => {
   it('learns the incarnation from InitializeResult._meta alone, and guards on it', async () => {
     const h = await runGuarded({

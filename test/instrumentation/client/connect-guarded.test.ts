@@ -77,4 +77,48 @@ describe('connectGuarded', { timeout: 20_000 }, () => {
       await server.close();
     }
   });
+
+  it('calls failed by one fork share one re-initialize', async () => {
+    let resumed!: () => void;
+    const resumeAnswered = new Promise<void>((r) => (resumed = r));
+    const server = await startScriptedServer({
+      onToolCall(ctx) {
+        const w = ctx.open();
+        if (ctx.sessionId === 'sess-1' && ctx.callIndex === 0) {
+          w.event('e1');
+          w.event('e2', progress(ctx.progressToken, 1));
+          setTimeout(() => w.cut(), 30);
+          return;
+        }
+        if (ctx.sessionId === 'sess-1') {
+          w.event('e1'); // a rehydrated life's fresh log: sequence_regression
+          return;
+        }
+        // The new session numbers its events per session, as event ids must be unique in it.
+        w.event(`e${ctx.callIndex}`, toolResult(ctx.requestId, `answered on ${ctx.sessionId}`));
+        w.end();
+      },
+      onResume(ctx) {
+        ctx.open();
+        resumed();
+      },
+    });
+    const gc = await connectGuarded({
+      url: server.url,
+      clientInfo: { name: 'guarded', version: '1' },
+      transportOptions: { reconnectionOptions: FAST_RECONNECT },
+      requestTimeoutMs: 10_000,
+    });
+    try {
+      const first = gc.callTool({ name: 'x', arguments: {} }, { onprogress: () => undefined });
+      await resumeAnswered;
+      const second = gc.callTool({ name: 'x', arguments: {} }, { onprogress: () => undefined });
+      const results = await Promise.all([first, second]);
+      for (const r of results) assert.deepEqual(r.content, [{ type: 'text', text: 'answered on sess-2' }]);
+      assert.deepEqual(server.sessions, ['sess-1', 'sess-2'], 'one new session for both calls');
+    } finally {
+      await gc.close();
+      await server.close();
+    }
+  });
 });
