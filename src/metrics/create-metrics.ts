@@ -50,6 +50,11 @@ export interface DetectorMetrics extends EngineListener {
   setQueueSpans(n: number): void;
   storageError(): void;
   setReady(ready: boolean): void;
+  /**
+   * A server service was seen: its fork and resume series are created at 0 now, so that the
+   * first fork is an increase() an alert rule can see. Bounded like every service label.
+   */
+  noteService(service: string): void;
   /** Feeds the engine-size and per-service gauges; `stats` is called at scrape time. */
   bindStats(stats: () => EngineStats): void;
   /** Renders the registry for a scrape with this `Accept` header (OpenMetrics when asked). */
@@ -120,6 +125,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): DetectorMetri
           findings.forks.inc({ labels: { kind: f.kind, service }, value: 1, ...(ex ? { exemplarLabels: ex } : {}) });
         }
       });
+    },
+    noteService(service) {
+      safely(() => void labeler.label(service));
     },
     onResume(outcome, service, traceId) {
       safely(() => {

@@ -10,6 +10,8 @@ import type { IngestMeta } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
 import { IngestPipeline } from './ingest-pipeline.js';
+import type { SpanRecord } from '../model/span-record.js';
+import { ATTR_SIDE } from '../semconv.js';
 
 /** How often old findings and session states are pruned, ms. */
 const PRUNE_INTERVAL_MS = 3_600_000;
@@ -76,13 +78,27 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     onStorageError: () => metrics.storageError(),
   });
   const p = pipeline;
+  // Series of a server service exist from its first span, not its first finding.
+  const knownServices = new Set<string>();
+  const noteServerServices = (spans: SpanRecord[]): void => {
+    for (const s of spans) {
+      if (knownServices.has(s.service) || s.attributes[ATTR_SIDE] !== 'server') continue;
+      if (knownServices.size < config.maxServices) knownServices.add(s.service);
+      metrics.noteService(s.service);
+    }
+  };
   let ready = false;
   let otlp: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
     otlp = await createOtlpServer({
-      sink: { offer: (spans, _meta: IngestMeta) => p.offer(spans) },
+      sink: {
+        offer: (spans, _meta: IngestMeta) => {
+          noteServerServices(spans);
+          return p.offer(spans);
+        },
+      },
       authToken: config.authToken || undefined,
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,

@@ -167,3 +167,12 @@ test('two instances on separate registries do not collide, and the global regist
   const { register } = await import('prom-client');
   assert.equal(register.getSingleMetric('forkwatch_forks_total'), undefined);
 });
+
+test('noteService creates the fork and resume series at 0 before any finding', async () => {
+  const m = createMetrics({ registry: new Registry() });
+  m.noteService('quiet-server');
+  const text = (await m.render()).body;
+  for (const kind of FORK_KINDS) assert.equal(sampleValue(text, 'forkwatch_forks_total', `kind="${kind}",service="quiet-server"`), 0);
+  for (const outcome of RESUME_OUTCOMES) assert.equal(sampleValue(text, 'forkwatch_resumes_total', `outcome="${outcome}",service="quiet-server"`), 0);
+  assert.equal(sampleValue(text, 'forkwatch_forks_total', 'kind="dedup_loss",service="never-seen"'), undefined);
+});
