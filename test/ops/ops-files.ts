@@ -1,12 +1,12 @@
 /**
  * Shared helpers of the ops tests: repository paths, a YAML reader, and the contract's metric
- * names. No YAML package is a dependency, so YAML is read through python3's PyYAML (CI images
- * ship it); callers skip when it is missing.
+ * names. YAML is read with the `yaml` package (a dev dependency).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 
 /** Absolute path of the repository root. */
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -36,20 +36,14 @@ export function run(cmd: string, args: string[]): ToolResult {
   return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
 
-const PY_YAML = 'import json,sys,yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)';
-
-/** Why YAML cannot be read here, or undefined when it can. */
+/** Why YAML cannot be read here, or undefined when it can (always readable: `yaml` is a dev dependency). */
 export function yamlUnavailable(): string | undefined {
-  if (!hasBinary('python3')) return 'python3 not found: install python3 with PyYAML to run this test';
-  const r = spawnSync('python3', ['-c', 'import yaml'], { timeout: TOOL_TIMEOUT_MS });
-  return r.status === 0 ? undefined : 'python3 has no yaml module: install PyYAML (python3-yaml) to run this test';
+  return undefined;
 }
 
 /** Parses a YAML file (relative to the repository root) into plain JSON values. */
 export function loadYaml(relPath: string): unknown {
-  const r = spawnSync('python3', ['-c', PY_YAML, repoPath(relPath)], { encoding: 'utf8', timeout: TOOL_TIMEOUT_MS });
-  if (r.status !== 0) throw new Error(`cannot parse ${relPath}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as unknown;
+  return parseYaml(readFileSync(repoPath(relPath), 'utf8')) as unknown;
 }
 
 /** Reads a repository text file. */
