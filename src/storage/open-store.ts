@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database } from './sqlite-driver.js';
 import { ForkwatchError, createError } from '../errors.js';
 import type { Finding } from '../model/finding.js';
 import { decodeFindingsCursor, encodeFindingsCursor } from './findings-cursor.js';
@@ -82,7 +83,7 @@ export function openStore(options: OpenStoreOptions): Store {
     pruneStates: db.prepare<[number]>('DELETE FROM session_state WHERE updated_ms < ?'),
   };
   // One prepared statement per filter shape; at most 2^3 shapes times the distinct kind counts.
-  const listStatements = new Map<string, Database.Statement<unknown[], FindingRow>>();
+  const listStatements = new Map<string, BetterSqlite3.Statement<unknown[], FindingRow>>();
 
   const commitTx = db.transaction((batch: StoreCommit, stampMs: number) => {
     for (const f of batch.findings) {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/storage/sqlite-driver.js';
 import { ForkwatchError } from '../../src/errors.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { SCHEMA_VERSION } from '../../src/storage/migrations.js';
@@ -202,4 +202,14 @@ test('a process killed with SIGKILL mid-commits loses no commit that returned', 
     assert.ok(store.getFinding(`f${n}`), `commit ${n} returned before the kill and must be durable`);
   }
   assert.equal(store.getSessionState(`s${lastAcked % 50}`), JSON.stringify({ n: lastAcked }));
+});
+
+test('the SQLite driver matches the running Node: better-sqlite3 12 below Node 22, 13 (Node-API) from 22', async () => {
+  const { loadSqlite } = await import('../../src/storage/sqlite-driver.js');
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  assert.equal(loadSqlite('20.20.2'), require('better-sqlite3'));
+  assert.equal(loadSqlite('24.21.0'), require('better-sqlite3-napi'));
+  const major = Number(process.versions.node.split('.')[0]);
+  assert.equal(Database, major >= 22 ? require('better-sqlite3-napi') : require('better-sqlite3'));
 });
