@@ -17,7 +17,7 @@ async function main(): Promise<void> {
 
   if (want('instrumentation')) {
     console.log('\n# Instrumentation overhead: tool calls/s through a real MCP SDK client and server (loopback HTTP),');
-    console.log('# both sides instrumented, BatchSpanProcessor + OTLP/proto exporter; 7 interleaved rounds, medians');
+    console.log('# both sides instrumented, BatchSpanProcessor + OTLP/proto exporter; 11 interleaved rounds, medians');
     const r = await benchInstrumentation();
     console.log(`  plain           ${fmt(r.plainCallsPerSec).padStart(10)} calls/s`);
     console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s`);

@@ -50,6 +50,9 @@ import { isSessionForkError } from './session-fork-error.js';
 import type { ClientInstrumentationOptions, FetchLike } from './types.js';
 
 type Attrs = Record<string, string | number | boolean | undefined>;
+
+/** Shared empty result for requests without a JSON-RPC body (never mutated). */
+const NO_INFOS: JsonRpcInfo[] = [];
 type Delivery = 'delivered' | 'dropped' | 'no_payload';
 type Outcome = 'answered' | 'error' | 'timeout' | 'cancelled' | 'failed_fork' | 'failed_session_lost' | 'transport_error';
 
@@ -196,15 +199,25 @@ export class ClientInstrumentation {
   private async fetchThrough(channel: Channel, inner: FetchLike, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
     const ctx = context.active();
     let seen: ReturnType<typeof readRequest> | undefined;
-    let infos: JsonRpcInfo[] = [];
+    let infos: JsonRpcInfo[] = NO_INFOS;
     let callInit = init;
     try {
       seen = readRequest(input, init);
       if (seen.method === 'POST' && seen.body !== undefined) infos = describeText(seen.body, this.maxParseChars);
       if (this.injectTraceContext && !seen.headers.has('traceparent')) {
-        const before = [...seen.headers.keys()].length;
-        propagation.inject(ctx, seen.headers, { set: (h, k, v) => h.set(k, v) });
-        if ([...seen.headers.keys()].length !== before) callInit = { ...init, headers: seen.headers };
+        // The caller's headers are never changed: a copy is made only if the propagator sets something.
+        const own = seen.headers;
+        let injected: Headers | undefined;
+        propagation.inject(ctx, own, {
+          set: (_carrier, k, v) => {
+            injected ??= new Headers(own);
+            injected.set(k, v);
+          },
+        });
+        if (injected) {
+          seen.headers = injected;
+          callInit = { ...init, headers: injected };
+        }
       }
       this.onRequests(seen, infos, ctx);
     } catch (err) {
@@ -226,6 +239,7 @@ export class ClientInstrumentation {
     if (infos.length === 0) return;
     const sessionId = boundedSessionId(req.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const protocol = req.headers.get(HEADER_PROTOCOL_VERSION) ?? undefined;
+    const inc = this.incarnationOf_(sessionId);
     for (const info of infos) {
       if (info.kind !== 'request') continue;
       this.emitter.emit(
@@ -237,7 +251,8 @@ export class ClientInstrumentation {
           [ATTR_PROGRESS_TOKEN]: info.progressToken,
           [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
           [ATTR_MCP_PROTOCOL_VERSION]: protocol,
-          ...this.incarnationAttrs(sessionId),
+          [ATTR_SESSION_INCARNATION]: inc,
+          [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
         },
         ctx,
       );
@@ -292,8 +307,8 @@ export class ClientInstrumentation {
       });
       return withBody(res, body);
     }
-    if (type === 'application/json' && req.body !== undefined && sessionId) {
-      // Only JSON answers can carry an InitializeResult's incarnation; read them as they pass.
+    // Only an InitializeResult carries an incarnation (inspectMessage): other JSON answers pass untouched.
+    if (type === 'application/json' && sessionId && infos.some((i) => i.method === 'initialize')) {
       let text = '';
       let over = false;
       const body = observeBody(res.body, {
@@ -491,6 +506,7 @@ export class ClientInstrumentation {
         const settle = (outcome: Outcome): void => {
           pending--;
           try {
+            const inc = self.incarnationOf_(s.sessionId);
             self.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, self.maxSessionIdChars), {
               [ATTR_MCP_METHOD_NAME]: s.method,
               [ATTR_JSONRPC_REQUEST_ID]: s.id,
@@ -498,7 +514,8 @@ export class ClientInstrumentation {
               [ATTR_REQUEST_OUTCOME]: outcome,
               [ATTR_REQUEST_DURATION_MS]: performance.now() - s.t0,
               [ATTR_REQUEST_PROGRESS_COUNT]: s.count.n,
-              ...self.incarnationAttrs(s.sessionId),
+              [ATTR_SESSION_INCARNATION]: inc,
+              [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
             });
           } catch (err) {
             self.hookFailures++;
@@ -519,8 +536,13 @@ export class ClientInstrumentation {
   }
 
   private incarnationAttrs(sessionId: string | undefined): Attrs {
-    const inc = sessionId ? this.sessions.get(sessionId)?.incarnation : undefined;
+    const inc = this.incarnationOf_(sessionId);
     return inc ? { [ATTR_SESSION_INCARNATION]: inc, [ATTR_SESSION_INCARNATION_SOURCE]: 'server' } : {};
+  }
+
+  /** The incarnation held for an (already bounded) session id. */
+  private incarnationOf_(sessionId: string | undefined): string | undefined {
+    return sessionId ? this.sessions.get(sessionId)?.incarnation : undefined;
   }
 }
 

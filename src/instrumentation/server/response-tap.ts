@@ -39,28 +39,27 @@ function fromWriteHeadArgs(args: unknown[], name: string): string | undefined {
  * Taps `res` in place: learns the status and headers at writeHead, and parses the body when it is
  * `text/event-stream`. Every call goes through to the original with the same arguments; parsing
  * happens after, on a copy, bounded by `maxEventChars`.
+ *
+ * This runs on every request: the wrappers pass `arguments` straight through (no rest arrays),
+ * catch inline (no closure per call), and build the header reader only when a hook asks for it.
  */
 export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEventChars?: number): void {
   let parser: SseParser | undefined;
   let decoder: StringDecoder | undefined;
-  const origWriteHead = res.writeHead;
-  const origWrite = res.write;
-  const origEnd = res.end;
+  const origWriteHead = res.writeHead as (...a: unknown[]) => ServerResponse;
+  const origWrite = res.write as (...a: unknown[]) => boolean;
+  const origEnd = res.end as (...a: unknown[]) => ServerResponse;
 
-  const safe = (fn: () => void): void => {
+  const failed = (err: unknown): void => {
     try {
-      fn();
-    } catch (err) {
-      try {
-        hooks.onHookError?.(err);
-      } catch {
-        // nothing left to tell
-      }
+      hooks.onHookError?.(err);
+    } catch {
+      // nothing left to tell
     }
   };
 
   const feed = (chunk: unknown, encoding: unknown): void => {
-    if (!parser || chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
     let bytes: Buffer;
     if (typeof chunk === 'string') {
       // Through the same decoder as byte chunks: a write may end inside a multi-byte character.
@@ -71,35 +70,65 @@ export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEve
       return;
     }
     decoder ??= new StringDecoder('utf8');
-    for (const ev of parser.push(decoder.write(bytes))) safe(() => hooks.onSseEvent?.(ev));
+    const events = parser!.push(decoder.write(bytes));
+    for (let i = 0; i < events.length; i++) {
+      try {
+        hooks.onSseEvent!(events[i]!);
+      } catch (err) {
+        failed(err);
+      }
+    }
   };
 
-  res.writeHead = function writeHead(this: ServerResponse, ...args: unknown[]) {
-    const out = (origWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    safe(() => {
-      const status = typeof args[0] === 'number' ? args[0] : res.statusCode;
-      const rest = args.slice(1);
-      const header = (name: string): string | undefined => {
-        const v = fromWriteHeadArgs(rest, name) ?? res.getHeader(name);
-        if (v === undefined) return undefined;
-        return Array.isArray(v) ? v.join(', ') : String(v);
-      };
+  const head = (args: IArguments): void => {
+    const status = typeof args[0] === 'number' ? args[0] : res.statusCode;
+    const header = (name: string): string | undefined => {
+      const v = fromWriteHeadArgs(Array.prototype.slice.call(args, 1), name) ?? res.getHeader(name);
+      if (v === undefined) return undefined;
+      return Array.isArray(v) ? v.join(', ') : String(v);
+    };
+    if (hooks.onSseEvent) {
       const ct = header('content-type');
-      if (ct && ct.toLowerCase().includes('text/event-stream') && hooks.onSseEvent) parser = new SseParser(maxEventChars);
-      hooks.onHead?.(status, header);
-    });
+      if (ct && ct.toLowerCase().includes('text/event-stream')) parser = new SseParser(maxEventChars);
+    }
+    hooks.onHead?.(status, header);
+  };
+
+  res.writeHead = function writeHead(this: ServerResponse) {
+    // eslint-disable-next-line prefer-rest-params
+    const out = origWriteHead.apply(this, arguments as unknown as unknown[]);
+    try {
+      // eslint-disable-next-line prefer-rest-params
+      head(arguments);
+    } catch (err) {
+      failed(err);
+    }
     return out;
   } as typeof res.writeHead;
 
-  res.write = function write(this: ServerResponse, ...args: unknown[]) {
-    const out = (origWrite as (...a: unknown[]) => boolean).apply(this, args);
-    safe(() => feed(args[0], args[1]));
+  res.write = function write(this: ServerResponse, chunk: unknown, encoding?: unknown) {
+    // eslint-disable-next-line prefer-rest-params
+    const out = origWrite.apply(this, arguments as unknown as unknown[]);
+    if (parser) {
+      try {
+        feed(chunk, encoding);
+      } catch (err) {
+        failed(err);
+      }
+    }
     return out;
   } as typeof res.write;
 
-  res.end = function end(this: ServerResponse, ...args: unknown[]) {
-    const out = (origEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
-    safe(() => feed(args[0], args[1]));
+  res.end = function end(this: ServerResponse, chunk?: unknown, encoding?: unknown) {
+    // eslint-disable-next-line prefer-rest-params
+    const out = origEnd.apply(this, arguments as unknown as unknown[]);
+    if (parser) {
+      try {
+        feed(chunk, encoding);
+      } catch (err) {
+        failed(err);
+      }
+    }
     return out;
   } as typeof res.end;
 }

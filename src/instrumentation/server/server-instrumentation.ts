@@ -306,7 +306,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       SPAN_REQUEST_RECEIVED,
       state.transport.sessionId,
       {
-        ...incarnationAttrs(state),
+        // Written out rather than spread from incarnationAttrs(): this span is emitted per request.
+        [ATTR_SESSION_INCARNATION]: state.incarnation || undefined,
+        [ATTR_SESSION_INCARNATION_SOURCE]: state.incarnation ? (state.link ? 'server' : 'observed') : undefined,
         [ATTR_MCP_METHOD_NAME]: info.method,
         [ATTR_JSONRPC_REQUEST_ID]: info.id,
         [ATTR_PROGRESS_TOKEN]: info.progressToken,
@@ -435,11 +437,17 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         } catch (err) {
           logger.debug('handleRequest hook failed', err);
         }
-        const run = (): Promise<void> => origHandle.call(this, req, res, parsedBody);
-        const p = ctx ? requestStore.run(ctx, run) : run();
         const c = ctx;
+        // Inside wrapHandler the store already holds this very context: entering it again would
+        // only add an async-hooks frame to every promise of the request.
+        const p: Promise<void> =
+          c && requestStore.getStore() !== c
+            ? requestStore.run(c, () => origHandle.call(this, req, res, parsedBody))
+            : origHandle.call(this, req, res, parsedBody);
+        // Only a transport still without an incarnation can learn one at the end of a request.
+        if (!c || state.incarnation !== undefined) return p;
         return p.finally(() => {
-          if (c) safely('handleRequest end hook', () => maybeCreate(state, c, true));
+          safely('handleRequest end hook', () => maybeCreate(state, c, true));
         });
       } as T['handleRequest'];
     } catch (err) {
