@@ -22,6 +22,9 @@ export interface IngestPipelineOptions {
   onStorageError?(err: unknown): void;
 }
 
+/** Delay before a failed commit is retried, ms. */
+const STORAGE_RETRY_MS = 1000;
+
 interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
@@ -79,7 +82,7 @@ export class IngestPipeline {
       this.timer = undefined;
       this.flush();
     }, this.opts.commitIntervalMs);
-    this.timer.unref?.();
+    // Not unref'd: while it is armed there is uncommitted work that must not be abandoned.
   }
 
   /** Commits everything pending now. Returns false when the commit failed (kept for retry). */
@@ -105,13 +108,7 @@ export class IngestPipeline {
       this.queuedSpans = 0;
       this.opts.onQueueSize?.(0);
       for (const w of waiters) w.reject(err);
-      if (!this.closed) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.retry();
-        }, 1000);
-        this.timer.unref?.();
-      }
+      this.scheduleRetry();
       return false;
     }
     this.findings.clear();
@@ -135,19 +132,26 @@ export class IngestPipeline {
     } catch (err) {
       this.pendingStates = states;
       this.opts.onStorageError?.(err);
-      if (!this.closed) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.retry();
-        }, 1000);
-        this.timer.unref?.();
-      }
+      this.scheduleRetry();
     }
+  }
+
+  /** Storage failed: retry the commit in a second, while new batches are refused (503). */
+  private scheduleRetry(): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.retry();
+    }, STORAGE_RETRY_MS);
   }
 
   /** Stops accepting, commits what is in hand. */
   close(): boolean {
     this.closed = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (this.storageFailing) {
       this.retry();
       return !this.storageFailing;
