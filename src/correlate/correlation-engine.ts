@@ -14,13 +14,13 @@ import {
   SPAN_RESUME,
   SPAN_SSE_EVENT,
 } from '../semconv.js';
-import { analyzeSession } from './analyze-session.js';
+import { MAX_EVIDENCE, analyzeSession, settledShows } from './analyze-session.js';
 import { buildLineage } from './build-lineage.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
 import { findingId } from './finding-id.js';
 import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.js';
-import type { CompactSession, SessionState } from './session-state.js';
+import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
 import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
@@ -319,6 +319,12 @@ export class CorrelationEngine {
       const id = findingId(d.kind, s.key, d.identity);
       const prev = s.emitted[id];
       if (prev?.resolvedAtMs !== undefined) continue;
+      const orphan = d.kind === ORPHANED_PROGRESS_TOKEN;
+      // An orphan whose request settled (unanswered) before this decision: reported already
+      // resolved, with the same id and resolution time a report before the settle would have had.
+      const settledMs = orphan ? d.resolvedAtMs : undefined;
+      // Already reported and nothing new: most re-decisions end here, before building anything.
+      if (prev !== undefined && settledMs === undefined && d.evidence.length <= prev.evidenceCount) continue;
       const evidence: Evidence[] = d.evidence.map(({ fact, shows }) => ({
         traceId: fact.traceId,
         spanId: fact.spanId,
@@ -348,14 +354,31 @@ export class CorrelationEngine {
       if (d.progressToken !== undefined) f.progressToken = d.progressToken;
       if (d.requestId !== undefined) f.requestId = d.requestId;
       const lagMs = Math.max(0, f.detectedAtMs - (Number.isFinite(firstIngestMs) ? firstIngestMs : now));
-      const orphan = d.kind === ORPHANED_PROGRESS_TOKEN;
+      if (settledMs !== undefined) f.resolvedAtMs = settledMs;
       if (prev === undefined) {
-        s.emitted[id] = { kind: d.kind, evidenceCount: evidence.length, detectedAtMs: now };
+        const e: EmittedFinding = { kind: d.kind, evidenceCount: evidence.length, detectedAtMs: now };
+        s.emitted[id] = e;
         if (orphan) {
-          Object.assign(s.emitted[id]!, { finding: f, counting: true, ...(d.requestId !== undefined ? { requestId: d.requestId } : {}) });
-          this.countOrphan(service, 1);
+          if (d.requestId !== undefined) e.requestId = d.requestId;
+          if (settledMs !== undefined) {
+            // Never counted in orphanedByService; onFinding(isNew) still counts it once in the total.
+            e.resolvedAtMs = settledMs;
+            e.counting = false;
+          } else {
+            e.finding = f;
+            e.counting = true;
+            this.countOrphan(service, 1);
+          }
         }
         this.call(() => this.listener.onFinding?.(f, true, { lagMs }));
+      } else if (settledMs !== undefined) {
+        // Reported before the settle, which did not resolve it on arrival (a state saved by an
+        // older build without the request id): resolve it now.
+        prev.resolvedAtMs = settledMs;
+        if (prev.counting === true) this.countOrphan(prev.finding?.service ?? service, -1);
+        prev.counting = false;
+        prev.finding = f;
+        this.call(() => this.listener.onFindingResolved?.(f));
       } else if (evidence.length > prev.evidenceCount) {
         prev.evidenceCount = evidence.length;
         if (orphan) prev.finding = f;
@@ -376,6 +399,14 @@ export class CorrelationEngine {
       e.counting = false;
       if (e.finding !== undefined) {
         const f: Finding = { ...e.finding, resolvedAtMs: now };
+        // Cite the settle as a decision made after it would have: both paths show the same evidence.
+        const settled = s.requests.get(requestId)?.settled;
+        if (settled !== undefined && f.evidence.length < MAX_EVIDENCE && !f.evidence.some((x) => x.spanId === settled.spanId && x.traceId === settled.traceId)) {
+          f.evidence = [
+            ...f.evidence,
+            { traceId: settled.traceId, spanId: settled.spanId, side: settled.side, timeMs: settled.timeMs, spanName: settled.name, shows: settledShows(requestId, settled.outcome) },
+          ];
+        }
         e.finding = f;
         this.call(() => this.listener.onFindingResolved?.(f));
       }

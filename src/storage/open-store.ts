@@ -1,11 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Database } from './sqlite-driver.js';
+import { loadSqlite } from './sqlite-driver.js';
 import { ForkwatchError, createError } from '../errors.js';
 import type { Finding } from '../model/finding.js';
 import { decodeFindingsCursor, encodeFindingsCursor } from './findings-cursor.js';
 import { mergeFinding } from './merge-finding.js';
 import { migrate } from './migrations.js';
 import {
+
   DEFAULT_PAGE_SIZE,
   DEFAULT_RETENTION_MS,
   MAX_PAGE_SIZE,
@@ -14,6 +15,9 @@ import {
   type Store,
   type StoreCommit,
 } from './store.js';
+
+/** better-sqlite3 as the running Node needs it (see sqlite-driver.ts). */
+const Database = loadSqlite();
 
 export interface OpenStoreOptions {
   /** SQLite file path, or ':memory:'. */

@@ -13,6 +13,3 @@ export function loadSqlite(nodeVersion = process.versions.node): typeof BetterSq
   const require = createRequire(import.meta.url);
   return require(major >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof BetterSqlite3;
 }
-
-/** The module chosen for this process. */
-export const Database = loadSqlite();

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Database } from '../../src/storage/sqlite-driver.js';
+import { loadSqlite } from '../../src/storage/sqlite-driver.js';
+
+const Database = loadSqlite();
 import { ForkwatchError } from '../../src/errors.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { SCHEMA_VERSION } from '../../src/storage/migrations.js';
@@ -205,7 +207,6 @@ test('a process killed with SIGKILL mid-commits loses no commit that returned', 
 });
 
 test('the SQLite driver matches the running Node: better-sqlite3 12 below Node 22, 13 (Node-API) from 22', async () => {
-  const { loadSqlite } = await import('../../src/storage/sqlite-driver.js');
   const { createRequire } = await import('node:module');
   const require = createRequire(import.meta.url);
   assert.equal(loadSqlite('20.20.2'), require('better-sqlite3'));
