@@ -6,7 +6,6 @@ import { decodeFindingsCursor, encodeFindingsCursor } from './findings-cursor.js
 import { mergeFinding } from './merge-finding.js';
 import { migrate } from './migrations.js';
 import {
-
   DEFAULT_PAGE_SIZE,
   DEFAULT_RETENTION_MS,
   MAX_PAGE_SIZE,
