@@ -23,3 +23,11 @@ test('the CLI is declared as a bin', async () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { bin: Record<string, string> };
   assert.equal(pkg.bin.forkwatch, 'dist/cli/bin.js');
 });
+
+test('the npm scripts a newcomer runs point at the CLI entry that runs', async () => {
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
+  for (const script of ['demo', 'serve']) {
+    assert.ok(pkg.scripts[script]!.includes(`node ${pkg.bin.forkwatch} ${script}`), `${script}: ${pkg.scripts[script]}`);
+  }
+});

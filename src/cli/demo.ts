@@ -187,7 +187,8 @@ export async function runDemo(argv: string[]): Promise<number> {
     print(`what the detector found (after its ${windowMs} ms decision window):`);
     const findings = await settledFindings(detector, windowMs, flags.scenarios.includes('naive'));
     for (const scenario of flags.scenarios) {
-      const mine = findings.filter((f) => f.service === SERVICE[scenario]);
+      // In the order things happened: the story of the fork reads top to bottom.
+      const mine = findings.filter((f) => f.service === SERVICE[scenario]).sort((a, b) => a.firstSeenMs - b.firstSeenMs);
       print('');
       print(`  ${SERVICE[scenario]}: ${mine.length === 0 ? 'no findings' : `${mine.length} finding(s)`}`);
       for (const f of mine) {
@@ -205,6 +206,7 @@ export async function runDemo(argv: string[]): Promise<number> {
     for (const l of lines) print(`  ${l}`);
     print('');
     print(`where to look: ${detector.httpUrl}/api/v1/findings  ·  ${detector.httpUrl}/metrics  ·  docs/runbook.md`);
+    if (!flags.keep) print('(the demo detector stops when the demo exits: rerun with --keep to browse these URLs)');
     if (flags.keep) {
       print('detector keeps running (--keep); Ctrl-C stops it');
       await new Promise<void>((resolve) => {
