@@ -106,6 +106,9 @@ export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEve
     return out;
   } as typeof res.writeHead;
 
+  // Without an SSE hook the body is never looked at: leave write/end alone.
+  if (!hooks.onSseEvent) return;
+
   res.write = function write(this: ServerResponse, chunk: unknown, encoding?: unknown) {
     // eslint-disable-next-line prefer-rest-params
     const out = origWrite.apply(this, arguments as unknown as unknown[]);

@@ -80,6 +80,21 @@ interface TransportState {
 const OBSERVED = Symbol.for('forkwatch.server.observed');
 
 /**
+ * True only when the SDK transport positively has no event store: its SSE frames then carry no
+ * `id:` (the SDK numbers events only through the store), so there is nothing to record from them
+ * and parsing every response body would be pure overhead. Any unknown shape answers false.
+ */
+function lacksEventStore(transport: StreamableHTTPServerTransport): boolean {
+  try {
+    const inner = (transport as unknown as { _webStandardTransport?: unknown })._webStandardTransport;
+    const holder = inner !== null && typeof inner === 'object' ? inner : transport;
+    return '_eventStore' in holder && (holder as { _eventStore?: unknown })._eventStore === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Creates the server instrumentation. Never throws; every hook it installs catches its own
  * errors and passes the host's calls through unchanged.
  */
@@ -366,6 +381,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       const link = guardLinks.get(transport);
       if (link) state.link = link;
       states.set(transport, state);
+      const parseSse = !lacksEventStore(transport);
       // Observed after it already served requests: its creation was missed, and guessing its
       // cause would report a fork that never happened. Adopt it without a session.created.
       const inner = (transport as unknown as { _webStandardTransport?: { _hasHandledRequest?: unknown } })._webStandardTransport;
@@ -429,7 +445,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
                 }
                 if (c.method === 'DELETE' && status >= 400) state.deleting = false;
               },
-              onSseEvent: (ev) => onSseEvent(state, c, ev),
+              ...(parseSse ? { onSseEvent: (ev: SseEvent) => onSseEvent(state, c, ev) } : {}),
               onHookError: (err) => logger.debug('response hook failed', err),
             },
             maxSseEventChars,

@@ -70,4 +70,25 @@ describe('tapResponse', { timeout: 10_000 }, () => {
       await srv.close();
     }
   });
+
+  it('without an SSE hook leaves write and end untouched and still sees the head', async () => {
+    const heads: Array<[number, string | undefined]> = [];
+    let untouched: boolean | undefined;
+    const srv = await listen((_req, res) => {
+      const { write, end } = res;
+      tapResponse(res, { onHead: (s, header) => heads.push([s, header('content-type')]) });
+      untouched = res.write === write && res.end === end;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: a\n\n');
+      res.end();
+    });
+    try {
+      const res = await fetch(srv.url);
+      assert.equal(await res.text(), 'data: a\n\n');
+      assert.equal(untouched, true);
+      assert.deepEqual(heads, [[200, 'text/event-stream']]);
+    } finally {
+      await srv.close();
+    }
+  });
 });
