@@ -1,11 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createSessionGuard } from '../instrumentation/server/index.js';
 import type { ServerInstrumentation } from '../instrumentation/server/index.js';
 import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
+import { listenLoopback } from './listen-loopback.js';
 import type { DemoServer, DemoServerObservations } from './types.js';
 
 export interface GuardedServerOptions {
@@ -61,42 +60,35 @@ export async function startGuardedServer(opts: GuardedServerOptions = {}): Promi
   }, Math.max(10, Math.floor(reapAfterMs / 6)));
   watch.unref();
 
-  const server = http.createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (url.pathname !== '/mcp') {
-        res.writeHead(404).end();
+  const { server, port } = await listenLoopback(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
+    const sid = req.headers['mcp-session-id'] as string | undefined;
+    const lastEventId = req.headers['last-event-id'] as string | undefined;
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readJsonBody(req, opts.maxBodyBytes);
+      if (!read.ok) {
+        sendJsonRpcError(res, read.status, -32700, read.reason);
         return;
       }
-      const sid = req.headers['mcp-session-id'] as string | undefined;
-      const lastEventId = req.headers['last-event-id'] as string | undefined;
-      let body: unknown;
-      if (req.method === 'POST') {
-        const read = await readJsonBody(req, opts.maxBodyBytes);
-        if (!read.ok) {
-          sendJsonRpcError(res, read.status, -32700, read.reason);
-          return;
-        }
-        body = read.value;
+      body = read.value;
+    }
+    const initialize = req.method === 'POST' && !sid && (Array.isArray(body) ? body : [body]).some((m) => isInitializeRequest(m));
+    recordStatus(res, (status) => {
+      const answeredId = res.getHeader('mcp-session-id');
+      obs.answered.push({ method: req.method ?? '', sessionId: sid, lastEventId, status, at: Date.now() });
+      if (initialize && status === 200 && typeof answeredId === 'string') {
+        obs.created.push({ sessionId: answeredId, life: 1, by: 'initialize', method: 'initialize', at: Date.now() });
+        note(`guard created session ${answeredId.slice(0, 8)}… on initialize (incarnation ${guard.incarnationOf(answeredId) ?? '?'})`);
       }
-      const initialize = req.method === 'POST' && !sid && (Array.isArray(body) ? body : [body]).some((m) => isInitializeRequest(m));
-      recordStatus(res, (status) => {
-        const answeredId = res.getHeader('mcp-session-id');
-        obs.answered.push({ method: req.method ?? '', sessionId: sid, lastEventId, status, at: Date.now() });
-        if (initialize && status === 200 && typeof answeredId === 'string') {
-          obs.created.push({ sessionId: answeredId, life: 1, by: 'initialize', method: 'initialize', at: Date.now() });
-          note(`guard created session ${answeredId.slice(0, 8)}… on initialize (incarnation ${guard.incarnationOf(answeredId) ?? '?'})`);
-        }
-        if (lastEventId !== undefined && status >= 400) note(`guard refused resume (Last-Event-ID ${lastEventId}): ${status}, nothing allocated`);
-      });
-      await guard.handleRequest(req, res, body);
-    })().catch(() => {
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
-      else res.destroy();
+      if (lastEventId !== undefined && status >= 400) note(`guard refused resume (Last-Event-ID ${lastEventId}): ${status}, nothing allocated`);
     });
+    await guard.handleRequest(req, res, body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
 
   return {
     kind: 'guarded',

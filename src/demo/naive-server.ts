@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -8,6 +7,7 @@ import { CounterEventStore } from './counter-event-store.js';
 import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
+import { listenLoopback } from './listen-loopback.js';
 import type { ServerInstrumentation } from '../instrumentation/server/types.js';
 import type { DemoServer, DemoServerObservations } from './types.js';
 
@@ -189,14 +189,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
   };
 
   const wrapped = instr ? instr.wrapHandler(handler) : handler;
-  const server = http.createServer((req, res) => {
-    Promise.resolve(wrapped(req, res)).catch(() => {
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
-      else res.destroy();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const { server, port } = await listenLoopback(wrapped);
 
   return {
     kind: 'naive',
