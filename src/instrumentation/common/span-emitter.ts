@@ -42,9 +42,10 @@ export class SpanEmitter {
 
   /**
    * Emits span `name` now. `sessionId` (raw) becomes `forkwatch.session.key` (and
-   * `mcp.session.id` when opted in); undefined/null attribute values are skipped.
+   * `mcp.session.id` when opted in); undefined/null attribute values are skipped. `at`: when the
+   * event happened (epoch ms), for an event recorded after the fact; default now.
    */
-  emit(name: string, sessionId: string | undefined, attrs: Record<string, string | number | boolean | undefined | null>, ctx?: Context): void {
+  emit(name: string, sessionId: string | undefined, attrs: Record<string, string | number | boolean | undefined | null>, ctx?: Context, at?: number): void {
     try {
       const attributes: Attributes = {
         [ATTR_SCHEMA_VERSION]: SCHEMA_VERSION,
@@ -60,8 +61,12 @@ export class SpanEmitter {
         if (v === undefined || v === null) continue;
         attributes[k] = typeof v === 'string' && v.length > MAX_ATTRIBUTE_CHARS ? v.slice(0, MAX_ATTRIBUTE_CHARS) : v;
       }
-      const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, ctx ?? context.active());
-      span.end();
+      const span = this.tracer.startSpan(
+        name,
+        at === undefined ? { kind: SpanKind.INTERNAL, attributes } : { kind: SpanKind.INTERNAL, attributes, startTime: at },
+        ctx ?? context.active(),
+      );
+      span.end(at);
     } catch (err) {
       this.failures++;
       this.opts.logger.debug('span emit failed', err);

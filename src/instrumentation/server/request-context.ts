@@ -1,20 +1,24 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
-import type { Context } from '@opentelemetry/api';
+import { context, propagation, type Context } from '@opentelemetry/api';
 
 /** What forkwatch knows of one HTTP request while it is handled. Internal. */
 export interface RequestContext {
   req: IncomingMessage;
-  /** The request this one was made inside (a synthetic request a handler feeds a transport). */
+  /**
+   * The request this one was made inside: a synthetic request a handler feeds a transport while
+   * serving a real one. Learnt when the transport creates its session (see `presenting`).
+   */
   parent?: RequestContext;
+  /** Made by `wrapHandler` (a real request of the app's endpoint), not by a transport. */
+  wrapped: boolean;
   method: string;
   /** Arrival order (from {@link nextLogicalTime}): what existed before the request came in. */
   arrival: number;
   sessionIdHeader?: string;
   lastEventId?: string;
   protocolVersion?: string;
-  /** W3C trace context extracted from the request headers. */
-  otelContext: Context;
+  /** W3C trace context of the request headers; extracted on first use by {@link otelContextOf}. */
+  otelContext?: Context;
   /** JSON-RPC method of the first message of a POST body, once known. */
   rpcMethod?: string;
   /** An observed transport serves this request (it records the resume itself). */
@@ -34,8 +38,32 @@ export function nextLogicalTime(): number {
   return ++ticks;
 }
 
-/** One store for every instrumentation in the process: contexts are plain data. */
-export const requestStore = new AsyncLocalStorage<RequestContext>();
+/**
+ * The context of each request an instrumentation has seen, keyed by the request object itself: a
+ * transport's `handleRequest(req)` finds the one `wrapHandler` made, and a session guard marks it.
+ * A WeakMap rather than AsyncLocalStorage, whose promise hooks would tax every promise of the
+ * host process (Node 20) once entered. One map for every instrumentation: contexts are plain data.
+ */
+export const requestContexts = new WeakMap<IncomingMessage, RequestContext>();
+
+/** The context forkwatch keeps for `req`, if any. */
+export function contextOf(req: IncomingMessage): RequestContext | undefined {
+  return requestContexts.get(req);
+}
+
+/** Trace context of the request's headers, extracted once and only when a span needs it. */
+export function otelContextOf(ctx: RequestContext): Context {
+  if (ctx.otelContext === undefined) {
+    let c = context.active();
+    try {
+      c = propagation.extract(c, ctx.req.headers);
+    } catch {
+      // A broken propagator only costs the trace link.
+    }
+    ctx.otelContext = c;
+  }
+  return ctx.otelContext;
+}
 
 /** The outermost request of a (possibly nested) context. */
 export function rootOf(ctx: RequestContext): RequestContext {

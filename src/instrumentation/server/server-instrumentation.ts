@@ -36,8 +36,9 @@ import {
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
 } from '../../semconv.js';
+import { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import { newIncarnation, parseEventId } from '../common/incarnation.js';
-import { describeMessage, describeText } from '../common/jsonrpc-info.js';
+import { describeMessage, describeText, type JsonRpcInfo } from '../common/jsonrpc-info.js';
 import { componentLogger } from '../common/logger.js';
 import { payloadDigest } from '../common/session-key.js';
 import { SpanEmitter } from '../common/span-emitter.js';
@@ -45,7 +46,7 @@ import type { SseEvent } from '../common/sse-parser.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, EventIdTracker } from './event-id-tracker.js';
 import { guardLinks, type GuardLink } from './guard-link.js';
-import { headerValue, nextLogicalTime, requestStore, rootOf, type RequestContext } from './request-context.js';
+import { contextOf, headerValue, nextLogicalTime, otelContextOf, requestContexts, rootOf, type RequestContext } from './request-context.js';
 import { tapResponse } from './response-tap.js';
 import { resumeOutcome } from './resume-outcome.js';
 import { safeTracerProvider } from './safe-tracer-provider.js';
@@ -75,6 +76,19 @@ interface TransportState {
   pendingEnd?: { reason: SessionEndReason; eventsEvicted?: number };
   /** A DELETE is being handled: a close now is the client's. */
   deleting: boolean;
+  /** Requests being handled while the incarnation is still unknown: one of them creates it. */
+  inflight: RequestContext[];
+  /** Requests received and not yet answered, whose span is held back, by JSON-RPC id. */
+  unanswered: Map<string, HeldRequest>;
+}
+
+/** A received request whose `forkwatch.request.received` waits (see DeferredRequests). */
+interface HeldRequest {
+  at: number;
+  state: TransportState;
+  info: JsonRpcInfo;
+  /** The request headers the SDK handed onmessage: trace context and protocol version. */
+  headers: Record<string, string> | undefined;
 }
 
 const OBSERVED = Symbol.for('forkwatch.server.observed');
@@ -105,6 +119,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const maxTrackedEventIds = options.maxTrackedEventIds ?? DEFAULT_MAX_TRACKED_EVENT_IDS;
   const maxTrackedSessions = options.maxTrackedSessions ?? DEFAULT_MAX_TRACKED_SESSIONS;
   const maxSseEventChars = options.maxSseEventChars ?? DEFAULT_MAX_EVENT_CHARS;
+  const requestSpanDelayMs = options.requestSpanDelayMs ?? DEFAULT_REQUEST_SPAN_DELAY_MS;
   const tracerProvider = safeTracerProvider(options.tracerProvider, logger);
   const emitterFor = (guarded: boolean): SpanEmitter =>
     new SpanEmitter({ side: 'server', tracerProvider, salt, recordRawSessionId, guarded, logger });
@@ -122,18 +137,19 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     }
   };
 
-  const newContext = (req: IncomingMessage, parent?: RequestContext): RequestContext => {
-    let otelContext: Context = context.active();
-    try {
-      otelContext = propagation.extract(otelContext, req.headers);
-    } catch {
-      // A broken propagator only costs the trace link.
-    }
+  /**
+   * Wrapped requests presenting a session id, while they are handled: a transport that creates a
+   * session under that id was fed by one of them (a handler rehydrating it, perhaps through a
+   * synthetic initialize), which is then the request that created it.
+   */
+  const presenting = new Map<string, RequestContext>();
+
+  const newContext = (req: IncomingMessage, wrapped: boolean): RequestContext => {
     const ctx: RequestContext = {
       req,
+      wrapped,
       method: (req.method ?? 'unknown').toUpperCase(),
       arrival: nextLogicalTime(),
-      otelContext,
       claimed: false,
       resumeEmitted: false,
     };
@@ -143,8 +159,18 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     if (lei !== undefined) ctx.lastEventId = lei;
     const pv = headerValue(req, HEADER_PROTOCOL_VERSION);
     if (pv !== undefined) ctx.protocolVersion = pv;
-    if (parent) ctx.parent = parent;
+    requestContexts.set(req, ctx);
     return ctx;
+  };
+
+  /** The request a session created now is credited to: the real one a synthetic request was fed by. */
+  const creatorOf = (ctx: RequestContext, sessionId: string): RequestContext => {
+    const root = rootOf(ctx);
+    if (root.wrapped) return root;
+    const outer = presenting.get(sessionId);
+    if (outer === undefined || outer === root) return root;
+    root.parent = outer;
+    return outer;
   };
 
   const incarnationAttrs = (state: TransportState | undefined): Attrs => {
@@ -170,7 +196,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     if (state.incarnation !== undefined) return;
     const sessionId = state.transport.sessionId;
     if (sessionId === undefined) return;
-    const root = ctx ? rootOf(ctx) : undefined;
+    const root = ctx ? creatorOf(ctx, sessionId) : undefined;
     let createdBy = 'unknown';
     if (root) {
       if (root.method === 'POST') {
@@ -203,13 +229,19 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         [ATTR_HTTP_REQUEST_METHOD]: root?.method,
         [ATTR_MCP_PROTOCOL_VERSION]: root?.protocolVersion,
       },
-      root?.otelContext,
+      root ? otelContextOf(root) : undefined,
     );
   };
 
   const end = (state: TransportState, fallback: SessionEndReason): void => {
     if (state.ended) return;
     state.ended = true;
+    // Requests still unanswered when their session ends are what an orphan is made of: out now.
+    for (const held of state.unanswered.values()) {
+      deferred.delete(held);
+      emitReceived(held);
+    }
+    state.unanswered.clear();
     const sessionId = state.sessionId ?? state.transport.sessionId;
     if (sessionId !== undefined && bySessionId.get(sessionId) === state) bySessionId.delete(sessionId);
     // A transport that never got a session id never had an incarnation: nothing ended.
@@ -266,7 +298,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         [ATTR_RESUME_OUTCOME]: resumeOutcome(status, createdHere),
         [ATTR_MCP_PROTOCOL_VERSION]: ctx.protocolVersion,
       },
-      ctx.otelContext,
+      otelContextOf(ctx),
     );
   };
 
@@ -307,19 +339,24 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         [ATTR_PROGRESS_TOKEN]: info.method === 'notifications/progress' ? info.progressToken : undefined,
         [ATTR_MCP_PROTOCOL_VERSION]: rootOf(ctx).protocolVersion ?? ctx.protocolVersion,
       },
-      ctx.otelContext,
+      otelContextOf(ctx),
     );
   };
 
-  const onMessage = (state: TransportState, message: unknown): void => {
-    const ctx = requestStore.getStore();
-    const info = describeMessage(message);
-    if (ctx && ctx.rpcMethod === undefined && info.method !== undefined) ctx.rpcMethod = info.method;
-    maybeCreate(state, ctx, false);
-    if (info.kind !== 'request') return;
+  const emitReceived = (held: HeldRequest): void => {
+    const { state, info, headers } = held;
+    let otelContext: Context | undefined;
+    if (headers !== undefined) {
+      try {
+        otelContext = propagation.extract(context.active(), headers);
+      } catch {
+        // A broken propagator only costs the trace link.
+      }
+    }
+    const pv = headers?.[HEADER_PROTOCOL_VERSION];
     emitterOf(state).emit(
       SPAN_REQUEST_RECEIVED,
-      state.transport.sessionId,
+      state.sessionId ?? state.transport.sessionId,
       {
         // Written out rather than spread from incarnationAttrs(): this span is emitted per request.
         [ATTR_SESSION_INCARNATION]: state.incarnation || undefined,
@@ -328,10 +365,57 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         [ATTR_JSONRPC_REQUEST_ID]: info.id,
         [ATTR_PROGRESS_TOKEN]: info.progressToken,
         [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
-        [ATTR_MCP_PROTOCOL_VERSION]: ctx?.protocolVersion,
+        [ATTR_MCP_PROTOCOL_VERSION]: typeof pv === 'string' ? pv : undefined,
       },
-      ctx?.otelContext,
+      otelContext,
+      held.at,
     );
+  };
+
+  const deferred = new DeferredRequests<HeldRequest>(requestSpanDelayMs, (held) => {
+    safely('request.received', () => {
+      if (held.info.id !== undefined) held.state.unanswered.delete(held.info.id);
+      emitReceived(held);
+    });
+  });
+
+  /** The request a message arrived on, while it matters (the incarnation is still unknown). */
+  const inflightFor = (state: TransportState): RequestContext | undefined => {
+    const list = state.inflight;
+    if (list.length <= 1) return list[0];
+    // The SDK hands onmessage no request object: the oldest POST still without a method is the best guess.
+    for (const c of list) if (c.method === 'POST' && c.rpcMethod === undefined) return c;
+    return list[list.length - 1];
+  };
+
+  const onMessage = (state: TransportState, message: unknown, extra: unknown): void => {
+    const info = describeMessage(message);
+    if (state.incarnation === undefined) {
+      const ctx = inflightFor(state);
+      if (ctx && ctx.rpcMethod === undefined && info.method !== undefined) ctx.rpcMethod = info.method;
+      maybeCreate(state, ctx, false);
+    }
+    if (info.kind !== 'request') return;
+    const headers = (extra as { requestInfo?: { headers?: Record<string, string> } } | undefined)?.requestInfo?.headers;
+    const held: HeldRequest = { at: epochNow(), state, info, headers };
+    if (requestSpanDelayMs <= 0 || info.id === undefined || info.method === 'initialize' || state.unanswered.size >= maxTrackedEventIds) {
+      emitReceived(held);
+      return;
+    }
+    state.unanswered.set(info.id, held);
+    deferred.add(held);
+  };
+
+  /** A response or error leaving for a held request: answered in time, no span. */
+  const onSend = (state: TransportState, message: unknown): void => {
+    if (state.unanswered.size === 0 || message === null || typeof message !== 'object') return;
+    const m = message as { id?: unknown; result?: unknown; error?: unknown };
+    if (m.id === undefined || (m.result === undefined && m.error === undefined)) return;
+    const id = String(m.id);
+    const held = state.unanswered.get(id);
+    if (held === undefined) return;
+    state.unanswered.delete(id);
+    deferred.delete(held);
   };
 
   /**
@@ -377,6 +461,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         tracker: new EventIdTracker(maxTrackedEventIds),
         ended: false,
         deleting: false,
+        inflight: [],
+        unanswered: new Map(),
       };
       const link = guardLinks.get(transport);
       if (link) state.link = link;
@@ -394,7 +480,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
 
       interceptHandler(transport, 'onmessage', (h) =>
         function (this: unknown, ...args: any[]) {
-          safely('onmessage hook', () => onMessage(state, args[0]));
+          safely('onmessage hook', () => onMessage(state, args[0], args[1]));
           return h.apply(this, args);
         },
       );
@@ -404,6 +490,12 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
           return h.apply(this, args);
         },
       );
+
+      const origSend = transport.send;
+      transport.send = function send(this: T, message: any, options?: any) {
+        safely('send hook', () => onSend(state, message));
+        return origSend.call(this, message, options);
+      } as T['send'];
 
       const origClose = transport.close;
       transport.close = async function close(this: T) {
@@ -417,53 +509,54 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       const origHandle = transport.handleRequest;
       transport.handleRequest = function handleRequest(this: T, req: IncomingMessage, res: ServerResponse, parsedBody?: unknown) {
         let ctx: RequestContext | undefined;
+        let creating = false;
         try {
-          const outer = requestStore.getStore();
-          if (outer && outer.req === req) {
-            ctx = outer;
-          } else {
-            ctx = newContext(req, outer);
-          }
-          ctx.claimed = true;
-          const c = ctx;
+          const c = contextOf(req) ?? newContext(req, false);
+          ctx = c;
+          c.claimed = true;
           if (c.method === 'DELETE') state.deleting = true;
           if (c.method === 'POST' && parsedBody !== undefined && c.rpcMethod === undefined) {
             const first = Array.isArray(parsedBody) ? parsedBody[0] : parsedBody;
             const m = describeMessage(first).method;
             if (m !== undefined) c.rpcMethod = m;
           }
-          maybeCreate(state, c, false);
-          tapResponse(
-            res,
-            {
-              onHead: (status) => {
-                maybeCreate(state, c, true);
-                if (c.lastEventId !== undefined) {
-                  const sessionId = transport.sessionId ?? c.sessionIdHeader;
-                  const found = state.incarnation !== undefined ? lastEventFound(state, c, c.lastEventId) : undefined;
-                  emitResume(c, status, sessionId, state, { [ATTR_RESUME_LAST_EVENT_FOUND]: found }, emitterOf(state));
-                }
-                if (c.method === 'DELETE' && status >= 400) state.deleting = false;
+          creating = state.incarnation === undefined;
+          if (creating) {
+            state.inflight.push(c);
+            maybeCreate(state, c, false);
+          }
+          // Most requests of a live session need nothing from their response: leave it untouched.
+          if (creating || parseSse || c.lastEventId !== undefined || c.method === 'DELETE') {
+            tapResponse(
+              res,
+              {
+                onHead: (status) => {
+                  maybeCreate(state, c, true);
+                  if (c.lastEventId !== undefined) {
+                    const sessionId = transport.sessionId ?? c.sessionIdHeader;
+                    const found = state.incarnation !== undefined ? lastEventFound(state, c, c.lastEventId) : undefined;
+                    emitResume(c, status, sessionId, state, { [ATTR_RESUME_LAST_EVENT_FOUND]: found }, emitterOf(state));
+                  }
+                  if (c.method === 'DELETE' && status >= 400) state.deleting = false;
+                },
+                ...(parseSse ? { onSseEvent: (ev: SseEvent) => onSseEvent(state, c, ev) } : {}),
+                onHookError: (err) => logger.debug('response hook failed', err),
               },
-              ...(parseSse ? { onSseEvent: (ev: SseEvent) => onSseEvent(state, c, ev) } : {}),
-              onHookError: (err) => logger.debug('response hook failed', err),
-            },
-            maxSseEventChars,
-          );
+              maxSseEventChars,
+            );
+          }
         } catch (err) {
           logger.debug('handleRequest hook failed', err);
         }
+        const p: Promise<void> = origHandle.call(this, req, res, parsedBody);
         const c = ctx;
-        // Inside wrapHandler the store already holds this very context: entering it again would
-        // only add an async-hooks frame to every promise of the request.
-        const p: Promise<void> =
-          c && requestStore.getStore() !== c
-            ? requestStore.run(c, () => origHandle.call(this, req, res, parsedBody))
-            : origHandle.call(this, req, res, parsedBody);
-        // Only a transport still without an incarnation can learn one at the end of a request.
-        if (!c || state.incarnation !== undefined) return p;
+        if (!c || !creating) return p;
         return p.finally(() => {
-          safely('handleRequest end hook', () => maybeCreate(state, c, true));
+          safely('handleRequest end hook', () => {
+            const i = state.inflight.indexOf(c);
+            if (i >= 0) state.inflight.splice(i, 1);
+            maybeCreate(state, c, true);
+          });
         });
       } as T['handleRequest'];
     } catch (err) {
@@ -474,33 +567,37 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
 
   const wrapHandler = <H extends (req: IncomingMessage, res: ServerResponse, ...rest: any[]) => unknown>(handler: H): H => {
     const wrapped = function (this: unknown, req: IncomingMessage, res: ServerResponse, ...rest: any[]) {
-      let ctx: RequestContext | undefined;
       try {
-        const outer = requestStore.getStore();
         // Wrapped twice around one request (an app's wrapper around a guard's): the outer one records.
-        const c = outer && outer.req === req ? undefined : newContext(req, outer);
-        ctx = c;
-        if (c && c.lastEventId !== undefined) {
-          tapResponse(res, {
-            onHead: (status, header) => {
-              if (c.claimed) return;
-              const incarnation = c.guard?.incarnation ?? header(HEADER_SESSION_INCARNATION);
-              const extra: Attrs = { [ATTR_RESUME_LAST_EVENT_FOUND]: c.guard?.lastEventFound };
-              if (incarnation !== undefined) {
-                extra[ATTR_SESSION_INCARNATION] = incarnation;
-                extra[ATTR_SESSION_INCARNATION_SOURCE] = 'server';
-              }
-              emitResume(c, status, c.sessionIdHeader, undefined, extra, c.guard ? guarded : plain);
-            },
-            onHookError: (err) => logger.debug('handler hook failed', err),
-          });
+        if (contextOf(req) === undefined) {
+          const c = newContext(req, true);
+          const sid = c.sessionIdHeader;
+          if (sid !== undefined && presenting.size < maxTrackedSessions) {
+            presenting.set(sid, c);
+            res.once('close', () => {
+              if (presenting.get(sid) === c) presenting.delete(sid);
+            });
+          }
+          if (c.lastEventId !== undefined) {
+            tapResponse(res, {
+              onHead: (status, header) => {
+                if (c.claimed) return;
+                const incarnation = c.guard?.incarnation ?? header(HEADER_SESSION_INCARNATION);
+                const extra: Attrs = { [ATTR_RESUME_LAST_EVENT_FOUND]: c.guard?.lastEventFound };
+                if (incarnation !== undefined) {
+                  extra[ATTR_SESSION_INCARNATION] = incarnation;
+                  extra[ATTR_SESSION_INCARNATION_SOURCE] = 'server';
+                }
+                emitResume(c, status, c.sessionIdHeader, undefined, extra, c.guard ? guarded : plain);
+              },
+              onHookError: (err) => logger.debug('handler hook failed', err),
+            });
+          }
         }
       } catch (err) {
         logger.debug('wrapHandler hook failed', err);
-        ctx = undefined;
       }
-      const call = (): unknown => handler.call(this, req, res, ...rest);
-      return ctx ? requestStore.run(ctx, call) : call();
+      return handler.call(this, req, res, ...rest);
     };
     return wrapped as unknown as H;
   };

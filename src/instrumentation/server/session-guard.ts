@@ -11,7 +11,7 @@ import { componentLogger } from '../common/logger.js';
 import { DEFAULT_MAX_BYTES_PER_SESSION, DEFAULT_MAX_EVENTS_PER_SESSION, GuardedEventStore } from './guarded-event-store.js';
 import { guardLinks } from './guard-link.js';
 import { readJsonBody } from './read-json-body.js';
-import { headerValue, requestStore } from './request-context.js';
+import { contextOf, headerValue } from './request-context.js';
 import type { SessionEndReason, SessionGuard, SessionGuardOptions, SessionGuardStats } from './types.js';
 import { writeJsonRpcError } from './write-jsonrpc-error.js';
 
@@ -229,8 +229,8 @@ export function createSessionGuard(options: SessionGuardOptions): SessionGuard {
     if (!entry) {
       // Never a minted replacement: the client must initialize afresh.
       counters.rejectedUnknownSession++;
-      const ctx = requestStore.getStore();
-      if (ctx && ctx.req === req) ctx.guard = {};
+      const ctx = contextOf(req);
+      if (ctx) ctx.guard = {};
       writeJsonRpcError(res, 404, JSONRPC_SESSION_NOT_FOUND, 'Session not found');
       return;
     }
@@ -242,8 +242,8 @@ export function createSessionGuard(options: SessionGuardOptions): SessionGuard {
       const l = entry.store.lookup(lastEventId);
       if (!l.found) {
         counters.rejectedEventAbsent++;
-        const ctx = requestStore.getStore();
-        if (ctx && ctx.req === req) ctx.guard = { incarnation: entry.incarnation, lastEventFound: false };
+        const ctx = contextOf(req);
+        if (ctx) ctx.guard = { incarnation: entry.incarnation, lastEventFound: false };
         writeJsonRpcError(res, 409, JSONRPC_EVENT_NOT_IN_LOG, 'Event not in session log', { reason: l.reason });
         return;
       }

@@ -27,6 +27,12 @@ export interface ServerInstrumentationOptions {
   maxTrackedSessions?: number;
   /** Largest SSE event (chars) parsed from a response; larger ones pass through unrecorded. Default 1 MiB. */
   maxSseEventChars?: number;
+  /**
+   * A request answered within this many ms emits no `forkwatch.request.received` (it cannot be
+   * orphaned); one still unanswered then, or when its session ends, is emitted with its arrival
+   * time. `initialize` is always emitted at once. 0 emits every request at once. Default 1000.
+   */
+  requestSpanDelayMs?: number;
 }
 
 /** Server instrumentation: observes transports and handlers; never changes what they answer. */

@@ -182,7 +182,7 @@ function cuttingFetch(onCut: () => void): typeof fetch {
 describe('server instrumentation', { timeout: 20_000 }, () => {
   it('records initialize, requests and SSE events with keys, seqs and digests', async () => {
     const t = tracing();
-    const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT });
+    const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT, requestSpanDelayMs: 0 });
     const app = naiveApp(inst, 'reject400');
     const srv = await listen(app.handler);
     const bodies: string[] = [];
@@ -370,9 +370,66 @@ describe('server instrumentation', { timeout: 20_000 }, () => {
     }
   });
 
+  it('holds request.received back: none for a call answered in time, stamped with its arrival when late or when the session ends', async () => {
+    const t = tracing();
+    const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT, requestSpanDelayMs: 150 });
+    let release!: () => void;
+    const app = naiveApp(inst, 'reject400', { proceed: new Promise<void>((r) => (release = r)) });
+    const srv = await listen(app.handler);
+    const transport = new StreamableHTTPClientTransport(srv.url);
+    const client = new Client({ name: 'c', version: '1' });
+    try {
+      await client.connect(transport);
+      await client.callTool({ name: 'echo', arguments: { text: 'fast' } });
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        t.spans(SPAN_REQUEST_RECEIVED).map((s) => attr(s, ATTR_MCP_METHOD_NAME)),
+        ['initialize'],
+        'initialize at once; the answered echo never',
+      );
+      const sentAt = Date.now();
+      const slow = client.callTool({ name: 'slow', arguments: {} });
+      await waitFor(() => t.spans(SPAN_REQUEST_RECEIVED).length === 2);
+      const late = t.spans(SPAN_REQUEST_RECEIVED)[1]!;
+      assert.equal(attr(late, ATTR_GEN_AI_TOOL_NAME), 'slow');
+      const startMs = late.startTime[0] * 1000 + late.startTime[1] / 1e6;
+      assert.ok(Math.abs(startMs - sentAt) < 100, `stamped with its arrival (${startMs - sentAt} ms off)`);
+      release();
+      await slow;
+
+      // A request still unanswered when its session ends is emitted before session.ended.
+      let release2!: () => void;
+      const app2 = naiveApp(inst, 'reject400', { proceed: new Promise<void>((r) => (release2 = r)) });
+      const srv2 = await listen(app2.handler);
+      const transport2 = new StreamableHTTPClientTransport(srv2.url);
+      const client2 = new Client({ name: 'c2', version: '1' });
+      try {
+        await client2.connect(transport2);
+        const before = t.spans(SPAN_REQUEST_RECEIVED).length;
+        const pending = client2.callTool({ name: 'slow', arguments: {} }, undefined, { timeout: 500 }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(t.spans(SPAN_REQUEST_RECEIVED).length, before, 'still held');
+        for (const tr of app2.transports.values()) await tr.close();
+        const names = t.spans().map((s) => s.name);
+        assert.equal(t.spans(SPAN_REQUEST_RECEIVED).length, before + 1);
+        assert.ok(names.lastIndexOf(SPAN_REQUEST_RECEIVED) < names.lastIndexOf(SPAN_SESSION_ENDED), 'received, then ended');
+        release2();
+        await pending;
+      } finally {
+        await client2.close().catch(() => undefined);
+        await srv2.close();
+      }
+    } finally {
+      release();
+      await client.close();
+      for (const tr of app.transports.values()) await tr.close();
+      await srv.close();
+    }
+  });
+
   it('adopts a transport observed late without reporting a creation it did not see', async () => {
     const t = tracing();
-    const inst = createServerInstrumentation({ tracerProvider: t.provider });
+    const inst = createServerInstrumentation({ tracerProvider: t.provider, requestSpanDelayMs: 0 });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID });
     await makeMcpServer().connect(transport);
     let calls = 0;
