@@ -35,6 +35,7 @@ import {
   SPAN_RESUME,
   SPAN_SSE_EVENT,
 } from '../../semconv.js';
+import { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import { parseEventId } from '../common/incarnation.js';
 import { describeText, DEFAULT_MAX_PARSE_CHARS, type JsonRpcInfo } from '../common/jsonrpc-info.js';
 import { componentLogger } from '../common/logger.js';
@@ -43,9 +44,9 @@ import { SpanEmitter } from '../common/span-emitter.js';
 import { SseParser, DEFAULT_MAX_EVENT_CHARS, type SseEvent } from '../common/sse-parser.js';
 import { BoundedMap } from './bounded-map.js';
 import { forkOf } from './fork-registry.js';
-import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody } from './http-message.js';
+import { boundedSessionId, mayHaveBody, mediaType, readRequest, replaceBody, withBody } from './http-message.js';
 import { inspectData, inspectMessage, sameMessage, type MessageInfo } from './inspect-message.js';
-import { observeBody } from './observe-body.js';
+import { observeBody, observeBodyInPlace } from './observe-body.js';
 import { isSessionForkError } from './session-fork-error.js';
 import type { ClientInstrumentationOptions, FetchLike } from './types.js';
 
@@ -67,10 +68,30 @@ interface PendingEvent {
   decided: boolean;
 }
 
+/** A request made through a hooked `client.request`, from send to settlement. */
+interface TrackedRequest {
+  /** Send time, epoch ms. */
+  at: number;
+  id: string | undefined;
+  method: string | undefined;
+  tool: string | undefined;
+  token: string | undefined;
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  /** Incarnation held when it was sent (a late span must not report a later one). */
+  inc: string | undefined;
+  ctx: Context;
+  progressCount: number;
+  /** `request.sent` went out (at once, or when the request outlived the delay). */
+  sentEmitted: boolean;
+}
+
 /** One wrapped fetch: one client connection. */
 interface Channel {
   fetch: FetchLike;
   attached: boolean;
+  /** A hooked client records this connection's requests: the fetch does not. */
+  requestsByClient: boolean;
   pending: PendingEvent[];
   timer: NodeJS.Timeout | undefined;
 }
@@ -122,6 +143,8 @@ export class ClientInstrumentation {
   private readonly maxPendingRequests: number;
   private readonly deliveryTimeoutMs: number;
   private readonly injectTraceContext: boolean;
+  private readonly requestSpanDelayMs: number;
+  private readonly heldRequests: DeferredRequests<TrackedRequest>;
   private hookFailures = 0;
   private oversized = 0;
 
@@ -144,6 +167,8 @@ export class ClientInstrumentation {
     this.maxPendingRequests = options.maxPendingRequests ?? 4096;
     this.deliveryTimeoutMs = options.deliveryTimeoutMs ?? 2000;
     this.injectTraceContext = options.injectTraceContext ?? true;
+    this.requestSpanDelayMs = options.requestSpanDelayMs ?? DEFAULT_REQUEST_SPAN_DELAY_MS;
+    this.heldRequests = new DeferredRequests(this.requestSpanDelayMs, (r) => this.emitSent(r));
   }
 
   /** What went wrong without being thrown. */
@@ -164,7 +189,7 @@ export class ClientInstrumentation {
    * @param inner the fetch to call. Default `globalThis.fetch`.
    */
   wrapFetch(inner: FetchLike = globalThis.fetch): FetchLike {
-    const channel: Channel = { fetch: undefined as unknown as FetchLike, attached: false, pending: [], timer: undefined };
+    const channel: Channel = { fetch: undefined as unknown as FetchLike, attached: false, requestsByClient: false, pending: [], timer: undefined };
     const wrapped: FetchLike = (input, init) => this.fetchThrough(channel, inner, input, init);
     channel.fetch = wrapped;
     this.channels.set(wrapped, channel);
@@ -187,7 +212,10 @@ export class ClientInstrumentation {
         channel.attached = true;
         this.hookOnMessage(transport, channel);
       }
-      if (client) this.hookRequest(client, transport);
+      if (client) {
+        this.hookRequest(client, transport);
+        if (channel) channel.requestsByClient = true;
+      }
     } catch (err) {
       this.hookFailures++;
       this.log.debug('attach failed', err);
@@ -203,7 +231,8 @@ export class ClientInstrumentation {
     let callInit = init;
     try {
       seen = readRequest(input, init);
-      if (seen.method === 'POST' && seen.body !== undefined) infos = describeText(seen.body, this.maxParseChars);
+      // With a hooked client the body is parsed only if an answer needs it (lazily, in onResponse).
+      if (seen.method === 'POST' && seen.body !== undefined && !channel.requestsByClient) infos = describeText(seen.body, this.maxParseChars);
       if (this.injectTraceContext && !seen.headers.has('traceparent')) {
         // The caller's headers are never changed: a copy is made only if the propagator sets something.
         const own = seen.headers;
@@ -219,7 +248,7 @@ export class ClientInstrumentation {
           callInit = { ...init, headers: injected };
         }
       }
-      this.onRequests(seen, infos, ctx);
+      if (!channel.requestsByClient) this.onRequests(seen, infos, ctx);
     } catch (err) {
       this.hookFailures++;
       this.log.debug('request hook failed', err);
@@ -259,7 +288,12 @@ export class ClientInstrumentation {
     }
   }
 
-  private onResponse(channel: Channel, req: ReturnType<typeof readRequest>, infos: JsonRpcInfo[], res: Response, ctx: Context): Response {
+  private onResponse(channel: Channel, req: ReturnType<typeof readRequest>, parsed: JsonRpcInfo[], res: Response, ctx: Context): Response {
+    let infos = parsed;
+    const infosOf = (): JsonRpcInfo[] => {
+      if (infos === NO_INFOS && req.method === 'POST' && req.body !== undefined) infos = describeText(req.body, this.maxParseChars);
+      return infos;
+    };
     const presented = boundedSessionId(req.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const answered = boundedSessionId(res.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const sessionId = answered ?? presented;
@@ -293,22 +327,28 @@ export class ClientInstrumentation {
     if (!res.body || !mayHaveBody(res.status) || !res.ok) return res;
     const type = mediaType(res.headers.get('content-type'));
     if (type === 'text/event-stream') {
-      const firstId = infos.find((i) => i.id !== undefined)?.id;
-      const streamId =
-        req.method === 'POST' ? `post:${firstId ?? ''}` : lastEventId !== undefined ? (this.streamIndex.get(`${presented ?? ''}\u0000${lastEventId}`) ?? 'get') : 'get';
+      // Named at the first event with an id: most answers of servers without an event store have none.
+      let name: string | undefined;
+      const streamId = (): string => {
+        if (name !== undefined) return name;
+        const firstId = req.method === 'POST' ? infosOf().find((i) => i.id !== undefined)?.id : undefined;
+        name = req.method === 'POST' ? `post:${firstId ?? ''}` : lastEventId !== undefined ? (this.streamIndex.get(`${presented ?? ''}\u0000${lastEventId}`) ?? 'get') : 'get';
+        return name;
+      };
       const parser = new SseParser(this.maxEventChars);
-      const body = observeBody(res.body, {
+      const body = res.body;
+      observeBodyInPlace(body, {
         text: (t) => {
-          for (const ev of parser.push(t)) this.onSseEvent(channel, ev, sessionId, streamId, ctx);
+          for (const ev of parser.push(t)) if (ev.id !== undefined) this.onSseEvent(channel, ev, sessionId, streamId(), ctx);
           this.oversized += parser.oversized;
           parser.oversized = 0;
         },
         end: () => undefined,
       });
-      return withBody(res, body);
+      return replaceBody(res, body);
     }
     // Only an InitializeResult carries an incarnation (inspectMessage): other JSON answers pass untouched.
-    if (type === 'application/json' && sessionId && infos.some((i) => i.method === 'initialize')) {
+    if (type === 'application/json' && sessionId && infosOf().some((i) => i.method === 'initialize')) {
       let text = '';
       let over = false;
       const body = observeBody(res.body, {
@@ -468,27 +508,39 @@ export class ClientInstrumentation {
     const self = this;
     let pending = 0;
     client.request = function (this: unknown, request: any, schema: any, options?: any) {
-      let started: { id: string | undefined; t0: number; method: string | undefined; token: string | undefined; sessionId: string | undefined; count: { n: number } } | undefined;
+      let r: TrackedRequest | undefined;
       let opts = options;
       try {
         if (pending < self.maxPendingRequests) {
           const next = (client as { _requestMessageId?: unknown })._requestMessageId;
           const id = typeof next === 'number' ? String(next) : undefined;
           const appToken = request?.params?._meta?.progressToken;
-          const count = { n: 0 };
+          const method = typeof request?.method === 'string' ? request.method : undefined;
+          const tool = request?.params?.name;
+          const pv = (transport as { protocolVersion?: unknown }).protocolVersion;
+          const sessionId = boundedSessionId(transport.sessionId, self.maxSessionIdChars);
+          const tracked: TrackedRequest = {
+            at: epochNow(),
+            id,
+            method,
+            tool: method === 'tools/call' && typeof tool === 'string' ? tool : undefined,
+            token: typeof appToken === 'string' || typeof appToken === 'number' ? String(appToken) : typeof options?.onprogress === 'function' ? id : undefined,
+            sessionId,
+            protocolVersion: typeof pv === 'string' ? pv : undefined,
+            inc: self.incarnationOf_(sessionId),
+            ctx: context.active(),
+            progressCount: 0,
+            sentEmitted: false,
+          };
           if (typeof options?.onprogress === 'function') {
             const onprogress = options.onprogress;
-            opts = { ...options, onprogress: (p: unknown) => { count.n++; return onprogress(p); } };
+            opts = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
           }
-          started = {
-            id,
-            t0: performance.now(),
-            method: typeof request?.method === 'string' ? request.method : undefined,
-            token: typeof appToken === 'string' || typeof appToken === 'number' ? String(appToken) : opts?.onprogress ? id : undefined,
-            sessionId: boundedSessionId(transport.sessionId, self.maxSessionIdChars),
-            count,
-          };
+          r = tracked;
           pending++;
+          // initialize marks a new life for the correlator: never held back.
+          if (self.requestSpanDelayMs <= 0 || method === 'initialize') self.emitSent(tracked);
+          else self.heldRequests.add(tracked);
         }
       } catch (err) {
         self.hookFailures++;
@@ -498,22 +550,29 @@ export class ClientInstrumentation {
       try {
         result = original.call(this, request, schema, opts);
       } catch (err) {
-        if (started) pending--;
+        if (r) {
+          pending--;
+          self.heldRequests.delete(r);
+        }
         throw err;
       }
-      if (started) {
-        const s = started;
+      if (r) {
+        const s = r;
         const settle = (outcome: Outcome): void => {
           pending--;
           try {
+            const held = self.heldRequests.delete(s);
+            // Answered in time: it could not have been orphaned, so it costs no span.
+            if (held && (outcome === 'answered' || outcome === 'error')) return;
+            if (!s.sentEmitted) self.emitSent(s);
             const inc = self.incarnationOf_(s.sessionId);
             self.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, self.maxSessionIdChars), {
               [ATTR_MCP_METHOD_NAME]: s.method,
               [ATTR_JSONRPC_REQUEST_ID]: s.id,
               [ATTR_PROGRESS_TOKEN]: s.token,
               [ATTR_REQUEST_OUTCOME]: outcome,
-              [ATTR_REQUEST_DURATION_MS]: performance.now() - s.t0,
-              [ATTR_REQUEST_PROGRESS_COUNT]: s.count.n,
+              [ATTR_REQUEST_DURATION_MS]: epochNow() - s.at,
+              [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
               [ATTR_SESSION_INCARNATION]: inc,
               [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
             });
@@ -529,6 +588,33 @@ export class ClientInstrumentation {
       }
       return result;
     } as AttachableClient['request'];
+  }
+
+  /** `forkwatch.request.sent` of a hooked request, stamped with its send time. Never throws. */
+  private emitSent(r: TrackedRequest): void {
+    if (r.sentEmitted) return;
+    r.sentEmitted = true;
+    try {
+      const inc = r.inc;
+      this.emitter.emit(
+        SPAN_REQUEST_SENT,
+        r.sessionId,
+        {
+          [ATTR_MCP_METHOD_NAME]: r.method,
+          [ATTR_JSONRPC_REQUEST_ID]: r.id,
+          [ATTR_PROGRESS_TOKEN]: r.token,
+          [ATTR_GEN_AI_TOOL_NAME]: r.tool,
+          [ATTR_MCP_PROTOCOL_VERSION]: r.protocolVersion,
+          [ATTR_SESSION_INCARNATION]: inc,
+          [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
+        },
+        r.ctx,
+        r.at,
+      );
+    } catch (err) {
+      this.hookFailures++;
+      this.log.debug('request.sent failed', err);
+    }
   }
 
   private session(sessionId: string): SessionState {

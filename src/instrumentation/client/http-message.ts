@@ -53,6 +53,70 @@ export function withBody(original: Response, body: ReadableStream<Uint8Array>, h
   return res;
 }
 
+const TAPPED = Symbol('forkwatch.tappedBody');
+type Tapped = Response & { [TAPPED]: ReadableStream<Uint8Array> };
+
+/** A Response made of the tapped stream, for the consumers that do not read `body` themselves. */
+function materialize(r: Tapped): Response {
+  const copy = withBody(r, r[TAPPED]);
+  // The copy's stream is the only readable one now (clone() tees it).
+  r[TAPPED] = copy.body!;
+  return copy;
+}
+
+/**
+ * One prototype shared by every tapped Response: `body` reads the tap, and the body methods read
+ * through it, so whichever way a consumer reads, the recording sees the bytes it gets.
+ */
+const tappedPrototype: object = Object.create(Response.prototype, {
+  body: {
+    get(this: Tapped) {
+      return this[TAPPED];
+    },
+    configurable: true,
+    enumerable: true,
+  },
+  ...Object.fromEntries(
+    (['text', 'json', 'arrayBuffer', 'blob', 'formData', 'bytes'] as const).map((m) => [
+      m,
+      {
+        value(this: Tapped) {
+          const copy = materialize(this) as unknown as Record<string, () => Promise<unknown>>;
+          return copy[m]!.call(copy);
+        },
+        configurable: true,
+        writable: true,
+      },
+    ]),
+  ),
+  clone: {
+    value(this: Tapped) {
+      const copy = materialize(this);
+      const other = copy.clone();
+      this[TAPPED] = copy.body!;
+      return other;
+    },
+    configurable: true,
+    writable: true,
+  },
+});
+
+/**
+ * Gives `original` the tapped `body` in place: a new Response per SSE answer cost more than the
+ * whole tap (header copies, webidl checks). Its prototype becomes one that reads the tap, so
+ * `instanceof Response`, status and headers are untouched. Falls back to a new Response where the
+ * runtime refuses.
+ */
+export function replaceBody(original: Response, body: ReadableStream<Uint8Array>): Response {
+  try {
+    (original as Tapped)[TAPPED] = body;
+    Object.setPrototypeOf(original, tappedPrototype);
+    return original;
+  } catch {
+    return withBody(original, body);
+  }
+}
+
 /** Statuses whose Response may carry a body (the Response constructor refuses the others). */
 export function mayHaveBody(status: number): boolean {
   return status >= 200 && status !== 204 && status !== 205 && status !== 304;

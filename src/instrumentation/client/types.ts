@@ -43,6 +43,14 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
   maxPendingEvents?: number;
   /** Requests awaiting settlement tracked per client. Default 4096. */
   maxPendingRequests?: number;
+  /**
+   * With `attach(transport, client)`: a request answered (result or JSON-RPC error) within this
+   * many ms emits no spans (it cannot be orphaned); one still waiting then emits
+   * `forkwatch.request.sent` stamped with its send time, and `request.settled` when it settles.
+   * `initialize`, and any request that ends without an answer, is always recorded. 0 records
+   * every request at once. Default 1000.
+   */
+  requestSpanDelayMs?: number;
   /** Largest POST body / JSON response (chars) parsed for JSON-RPC ids. Default 1 MiB. */
   maxParseChars?: number;
   /** Event id → stream id entries kept to name resumed streams. Default 4096. */

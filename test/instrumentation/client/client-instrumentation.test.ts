@@ -17,7 +17,7 @@ describe('client instrumentation against the real SDK server', { timeout: 20_000
   it('records request.sent, request.settled with progress, and sse.event spans with seq and digests', async () => {
     const server = await startSdkServer();
     const col = spanCollector();
-    const instr = createClientInstrumentation({ tracerProvider: col.provider, salt: 'pepper', deliveryTimeoutMs: 500 });
+    const instr = createClientInstrumentation({ tracerProvider: col.provider, salt: 'pepper', deliveryTimeoutMs: 500, requestSpanDelayMs: 0 });
     const transport = new StreamableHTTPClientTransport(server.url, { fetch: instr.wrapFetch() });
     const client = new Client({ name: 't', version: '1' });
     instr.attach(transport, client);
@@ -65,6 +65,40 @@ describe('client instrumentation against the real SDK server', { timeout: 20_000
     }
   });
 
+  it('holds request spans back: none for a call answered in time, sent stamped with its send time when it waits longer', async () => {
+    const server = await startSdkServer();
+    const col = spanCollector();
+    const instr = createClientInstrumentation({ tracerProvider: col.provider, requestSpanDelayMs: 150 });
+    const transport = new StreamableHTTPClientTransport(server.url, { fetch: instr.wrapFetch() });
+    const client = new Client({ name: 't', version: '1' });
+    instr.attach(transport, client);
+    try {
+      await client.connect(transport);
+      await client.callTool({ name: 'echo', arguments: {} }, undefined, { onprogress: () => undefined });
+      await new Promise((r) => setTimeout(r, 300));
+      const names = (method: string) => col.spans().filter((s) => attr(s, sc.ATTR_MCP_METHOD_NAME) === method).map((s) => s.name);
+      assert.deepEqual(names('initialize'), [sc.SPAN_REQUEST_SENT, sc.SPAN_REQUEST_SETTLED], 'initialize is always recorded');
+      assert.deepEqual(names('tools/call'), [], 'an answered call costs no span');
+
+      const sentAt = Date.now();
+      const slow = client.callTool({ name: 'slow', arguments: {} }, undefined, { onprogress: () => undefined, timeout: 600 });
+      const all = await col.waitFor((a) => a.some((s) => s.name === sc.SPAN_REQUEST_SENT && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call'));
+      const sent = all.find((s) => s.name === sc.SPAN_REQUEST_SENT && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call')!;
+      assert.equal(attr(sent, sc.ATTR_GEN_AI_TOOL_NAME), 'slow');
+      assert.ok(attr(sent, sc.ATTR_PROGRESS_TOKEN) !== undefined);
+      assert.ok(Math.abs(sent.startMs - sentAt) < 100, `stamped with its send time (${sent.startMs - sentAt} ms off)`);
+      await assert.rejects(slow);
+      const settled = (await col.waitFor((a) => a.some((s) => s.name === sc.SPAN_REQUEST_SETTLED && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call'))).find(
+        (s) => s.name === sc.SPAN_REQUEST_SETTLED && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call',
+      )!;
+      assert.equal(attr(settled, sc.ATTR_REQUEST_OUTCOME), 'timeout');
+      assert.equal(attr(settled, sc.ATTR_REQUEST_PROGRESS_COUNT), 1);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
   it('reports a cancelled request as cancelled', async () => {
     const server = await startSdkServer();
     const col = spanCollector();
@@ -90,7 +124,7 @@ describe('client instrumentation against the real SDK server', { timeout: 20_000
   it('reports a healthy resume after the stream is cut server-side', async () => {
     const server = await startSdkServer();
     const col = spanCollector();
-    const instr = createClientInstrumentation({ tracerProvider: col.provider, deliveryTimeoutMs: 500 });
+    const instr = createClientInstrumentation({ tracerProvider: col.provider, deliveryTimeoutMs: 500, requestSpanDelayMs: 0 });
     const transport = new StreamableHTTPClientTransport(server.url, { fetch: instr.wrapFetch(), reconnectionOptions: FAST_RECONNECT });
     const client = new Client({ name: 't', version: '1' });
     instr.attach(transport, client);

@@ -27,7 +27,7 @@ describe('connectGuarded', { timeout: 20_000 }, () => {
       onResume: (ctx) => ctx.reject(404), // the reaper evicted the session: a correct server
     });
     const col = spanCollector();
-    const instrumentation = createClientInstrumentation({ tracerProvider: col.provider, guarded: true });
+    const instrumentation = createClientInstrumentation({ tracerProvider: col.provider, guarded: true, requestSpanDelayMs: 0 });
     const forks: string[] = [];
     const gc = await connectGuarded({
       url: server.url,

@@ -4,13 +4,15 @@ export interface SpanView {
   name: string;
   attributes: Record<string, unknown>;
   parentSpanId: string | undefined;
+  /** Start time, epoch ms. */
+  startMs: number;
 }
 
 /** A real SDK tracer provider exporting to memory, with polling helpers bounded in time. */
 export function spanCollector() {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const view = (s: ReadableSpan): SpanView => ({ name: s.name, attributes: { ...s.attributes }, parentSpanId: s.parentSpanContext?.spanId });
+  const view = (s: ReadableSpan): SpanView => ({ name: s.name, attributes: { ...s.attributes }, parentSpanId: s.parentSpanContext?.spanId, startMs: s.startTime[0] * 1000 + s.startTime[1] / 1e6 });
   const spans = (name?: string): SpanView[] => exporter.getFinishedSpans().filter((s) => !name || s.name === name).map(view);
   return {
     provider,
