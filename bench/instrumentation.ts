@@ -30,7 +30,7 @@ async function listen(server: Server): Promise<string> {
 }
 
 /** An OTLP sink that accepts and discards: the exporter does its real work, the sink stays cheap. */
-async function otlpSink(): Promise<{ url: string; spans: () => number; close(): Promise<void> }> {
+export async function otlpSink(): Promise<{ url: string; spans: () => number; close(): Promise<void> }> {
   let bytes = 0;
   const server = createServer((req, res) => {
     req.on('data', (d: Buffer) => (bytes += d.length));
@@ -55,7 +55,7 @@ function buildMcp(): McpServer {
   return mcp;
 }
 
-async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Variant> {
+export async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Variant> {
   const providers: BasicTracerProvider[] = [];
   const provider = (service: string): BasicTracerProvider => {
     const p = new BasicTracerProvider({
@@ -101,7 +101,15 @@ async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Var
   };
 }
 
-async function round(v: Variant, calls: number, concurrency: number): Promise<number> {
+export /** Calls/s of one round, and the process CPU time it took per call (µs). */
+async function measured(v: Variant, calls: number, concurrency: number): Promise<{ rate: number; cpuUs: number }> {
+  const c0 = process.cpuUsage();
+  const rate = await round(v, calls, concurrency);
+  const c = process.cpuUsage(c0);
+  return { rate, cpuUs: (c.user + c.system) / calls };
+}
+
+export async function round(v: Variant, calls: number, concurrency: number): Promise<number> {
   let next = 0;
   const t0 = process.hrtime.bigint();
   await Promise.all(
@@ -117,19 +125,28 @@ async function round(v: Variant, calls: number, concurrency: number): Promise<nu
 }
 
 export interface InstrumentationBenchResult {
+  /** Median calls/s over the rounds. */
   plainCallsPerSec: number;
   instrumentedCallsPerSec: number;
-  /** 1 - instrumented/plain: the share of throughput instrumentation costs. */
+  /** Median over round pairs of 1 - instrumented/plain calls/s: the share of throughput instrumentation costs. */
   overhead: number;
+  /** Median process CPU per call, µs (client, server and exporter share the process). */
+  plainCpuUsPerCall: number;
+  instrumentedCpuUsPerCall: number;
+  /** Median over round pairs of instrumented/plain CPU per call - 1: unlike wall time, blind to other processes' load. */
+  cpuOverhead: number;
 }
 
 /** Calls run untimed before each timed round, so a round starts with its own variant's code and sockets hot. */
 const ROUND_WARMUP_CALLS = 20;
 
-/** Interleaved A/B rounds; returns medians. */
+/**
+ * Interleaved A/B rounds. Each round pair is compared on its own (pairs run back to back, so
+ * drift in the machine's load hits both), and the median pair is reported.
+ */
 export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number } = {}): Promise<InstrumentationBenchResult> {
-  const rounds = opts.rounds ?? 11;
-  const calls = opts.calls ?? 400;
+  const rounds = opts.rounds ?? 21;
+  const calls = opts.calls ?? 300;
   const concurrency = opts.concurrency ?? 4;
   const sink = await otlpSink();
   const plain = await startVariant(false, sink.url);
@@ -139,12 +156,12 @@ export async function benchInstrumentation(opts: { rounds?: number; calls?: numb
     await round(plain, 200, concurrency);
     await round(inst, 200, concurrency);
   }
-  const timed = async (v: Variant): Promise<number> => {
+  const timed = async (v: Variant): Promise<{ rate: number; cpuUs: number }> => {
     await round(v, ROUND_WARMUP_CALLS, concurrency);
-    return round(v, calls, concurrency);
+    return measured(v, calls, concurrency);
   };
-  const a: number[] = [];
-  const b: number[] = [];
+  const a: Array<{ rate: number; cpuUs: number }> = [];
+  const b: Array<{ rate: number; cpuUs: number }> = [];
   for (let i = 0; i < rounds; i++) {
     // Alternate which goes first so drift favours neither.
     if (i % 2 === 0) {
@@ -159,7 +176,12 @@ export async function benchInstrumentation(opts: { rounds?: number; calls?: numb
   await inst.close();
   await sink.close();
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  const p = median(a);
-  const q = median(b);
-  return { plainCallsPerSec: p, instrumentedCallsPerSec: q, overhead: 1 - q / p };
+  return {
+    plainCallsPerSec: median(a.map((r) => r.rate)),
+    instrumentedCallsPerSec: median(b.map((r) => r.rate)),
+    overhead: median(a.map((r, i) => 1 - b[i]!.rate / r.rate)),
+    plainCpuUsPerCall: median(a.map((r) => r.cpuUs)),
+    instrumentedCpuUsPerCall: median(b.map((r) => r.cpuUs)),
+    cpuOverhead: median(a.map((r, i) => b[i]!.cpuUs / r.cpuUs - 1)),
+  };
 }

@@ -5,6 +5,7 @@
 import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
+import { benchInstructionCount } from './instruction-count.js';
 import { benchInstrumentation } from './instrumentation.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -17,10 +18,19 @@ async function main(): Promise<void> {
 
   if (want('instrumentation')) {
     console.log('\n# Instrumentation overhead: tool calls/s through a real MCP SDK client and server (loopback HTTP),');
-    console.log('# both sides instrumented, BatchSpanProcessor + OTLP/proto exporter; 11 interleaved rounds, medians');
+    console.log('# both sides instrumented (default options), BatchSpanProcessor + OTLP/proto exporter; 21 interleaved round pairs, medians');
     const r = await benchInstrumentation();
-    console.log(`  plain           ${fmt(r.plainCallsPerSec).padStart(10)} calls/s`);
-    console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s`);
+    console.log(`  plain           ${fmt(r.plainCallsPerSec).padStart(10)} calls/s   ${fmt(r.plainCpuUsPerCall).padStart(6)} µs CPU/call`);
+    console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s   ${fmt(r.instrumentedCpuUsPerCall).padStart(6)} µs CPU/call`);
+    console.log(`  overhead        ${pct(r.overhead).padStart(10)} throughput   ${pct(r.cpuOverhead).padStart(6)} CPU per call   (target < 5%)`);
+  }
+
+  // Opt-in (minutes under valgrind): the load-independent figure of the same comparison.
+  if (only.includes('instructions')) {
+    console.log('\n# Instrumentation overhead in instructions per tool call (valgrind, node --single-threaded; 500-call minus 100-call runs)');
+    const r = await benchInstructionCount();
+    console.log(`  plain           ${(r.plainPerCall / 1e6).toFixed(3).padStart(10)} M instructions/call`);
+    console.log(`  instrumented    ${(r.instrumentedPerCall / 1e6).toFixed(3).padStart(10)} M instructions/call`);
     console.log(`  overhead        ${pct(r.overhead).padStart(10)}   (target < 5%)`);
   }
 

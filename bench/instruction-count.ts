@@ -1,0 +1,51 @@
+/**
+ * `npm run bench -- instructions`: the instrumentation's cost in CPU instructions per tool call,
+ * counted by valgrind (cachegrind, no cache simulation) rather than timed, so the figure does not
+ * move with the load of a shared machine. Node runs `--single-threaded` so JIT and GC work is
+ * counted on one thread, repeatably. Per-call cost is the difference between a run of LONG and a
+ * run of SHORT calls divided by their difference, which cancels start-up and warm-up.
+ * Needs valgrind (Debian package `valgrind`); takes a few minutes.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const SHORT = 100;
+const LONG = 500;
+
+function count(variant: 'plain' | 'instrumented', calls: number): Promise<number> {
+  const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'valgrind',
+      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', script],
+      { env: { ...process.env, VARIANT: variant, N: String(calls) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', () => {
+      const m = /I\s+refs:\s+([\d,]+)/.exec(out);
+      if (!out.includes('RUN_OK') || !m) reject(new Error(`valgrind run of ${variant} x${calls} failed:\n${out.slice(-2000)}`));
+      else resolve(Number(m[1]!.replace(/,/g, '')));
+    });
+  });
+}
+
+export interface InstructionCountResult {
+  plainPerCall: number;
+  instrumentedPerCall: number;
+  /** instrumented/plain - 1. */
+  overhead: number;
+}
+
+/** Two valgrind runs at a time (the machine has two cores). */
+export async function benchInstructionCount(): Promise<InstructionCountResult> {
+  const perCall = async (variant: 'plain' | 'instrumented'): Promise<number> => {
+    const [short, long] = await Promise.all([count(variant, SHORT), count(variant, LONG)]);
+    return (long - short) / (LONG - SHORT);
+  };
+  const plainPerCall = await perCall('plain');
+  const instrumentedPerCall = await perCall('instrumented');
+  return { plainPerCall, instrumentedPerCall, overhead: instrumentedPerCall / plainPerCall - 1 };
+}
