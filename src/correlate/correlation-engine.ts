@@ -19,8 +19,10 @@ import { buildLineage } from './build-lineage.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
 import { findingId } from './finding-id.js';
+import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.js';
 import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
+import { encodeBinarySession } from './session-codec.js';
 import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
@@ -128,12 +130,24 @@ export class CorrelationEngine {
     return s === undefined ? undefined : buildLineage(s);
   }
 
-  /** JSON of every session changed since the last call; `state: null` when it was deleted. */
-  takeDirty(): Array<{ key: string; state: string | null }> {
-    const out: Array<{ key: string; state: string | null }> = [];
+  /**
+   * The saved form of every session changed since the last call: binary (format 3) for a full
+   * session, JSON for a compacted one; `state: null` when it was deleted. The binary states of
+   * one call share one buffer.
+   */
+  takeDirty(): Array<{ key: string; state: string | Uint8Array | null }> {
+    const out: Array<{ key: string; state: string | Uint8Array | null }> = [];
+    if (this.dirty.size === 0) return out;
+    // Sized for a typical session: one buffer per call, grown rarely.
+    const w = new ByteWriter(Math.min(this.dirty.size, 4096) * 2048);
     for (const key of this.dirty) {
-      const s = this.full.get(key) ?? this.compacted.get(key);
-      out.push({ key, state: s === undefined ? null : serializeSession(s) });
+      const f = this.full.get(key);
+      if (f !== undefined) {
+        out.push({ key, state: encodeBinarySession(w, f) });
+        continue;
+      }
+      const c = this.compacted.get(key);
+      out.push({ key, state: c === undefined ? null : serializeSession(c) });
     }
     this.dirty.clear();
     return out;
@@ -144,7 +158,7 @@ export class CorrelationEngine {
    * stays pending and is made by the next tick whose window has elapsed.
    * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` is not a saved session.
    */
-  restore(key: string, state: string): void {
+  restore(key: string, state: string | Uint8Array): void {
     let s: SessionState | CompactSession;
     try {
       s = deserializeSession(state);

@@ -11,6 +11,7 @@ import {
   MAX_PAGE_SIZE,
   type FindingsPage,
   type ListFindingsQuery,
+  type SessionStateData,
   type Store,
   type StoreCommit,
 } from './store.js';
@@ -75,13 +76,13 @@ export function openStore(options: OpenStoreOptions): Store {
     forSession: db.prepare<[string, number], { json: string }>(
       'SELECT json FROM findings WHERE session_key = ? ORDER BY first_seen_ms, id LIMIT ?',
     ),
-    putState: db.prepare<[string, string, number]>(
+    putState: db.prepare<[string, SessionStateData, number]>(
       `INSERT INTO session_state (key, state, updated_ms) VALUES (?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms`,
     ),
     deleteState: db.prepare<[string]>('DELETE FROM session_state WHERE key = ?'),
-    getState: db.prepare<[string], { state: string }>('SELECT state FROM session_state WHERE key = ?'),
-    allStates: db.prepare<[], { key: string; state: string }>('SELECT key, state FROM session_state'),
+    getState: db.prepare<[string], { state: SessionStateData }>('SELECT state FROM session_state WHERE key = ?'),
+    allStates: db.prepare<[], { key: string; state: SessionStateData }>('SELECT key, state FROM session_state'),
     pruneFindings: db.prepare<[number]>('DELETE FROM findings WHERE detected_at_ms < ?'),
     pruneStates: db.prepare<[number]>('DELETE FROM session_state WHERE updated_ms < ?'),
   };
