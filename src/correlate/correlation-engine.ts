@@ -46,6 +46,13 @@ export class CorrelationEngine {
   private eventCount = 0;
   private pendingRequestCount = 0;
   private readonly scratch = newRecordResult();
+  // The session of the previous span of the batch being ingested: a batch holds runs of spans of
+  // one session (each exporter batches its own spans), and a run then costs no Map lookups.
+  // Valid within one ingest() call; forget() clears it, so it never holds a dropped session.
+  private runKey: string | undefined;
+  private runSession: SessionState | undefined;
+  /** Whether runSession was already refreshed in this batch (see ingestOne). */
+  private runTouched = false;
 
   constructor(
     private readonly clock: Clock,
@@ -59,6 +66,7 @@ export class CorrelationEngine {
   ingest(spans: SpanRecord[]): void {
     const now = this.clock.now();
     const touched = new Set<string>();
+    this.runKey = undefined;
     for (const span of spans) {
       try {
         this.ingestOne(span, now, touched);
@@ -66,6 +74,8 @@ export class CorrelationEngine {
         // A malformed span must not stop the batch; what it lacked is simply not correlated.
       }
     }
+    this.runKey = undefined;
+    this.runSession = undefined;
   }
 
   /** Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided idle ones. */
@@ -194,15 +204,22 @@ export class CorrelationEngine {
     const stateless = typeof rawKey !== 'string' || rawKey === '';
     if (stateless && !usefulWithoutSession(span)) return;
     const key = stateless ? `${STATELESS_KEY_PREFIX}${span.traceId}` : rawKey;
-    if (!this.full.has(key)) touched.delete(key); // evicted earlier in this batch: refresh it again
-    const s = this.sessionFor(key, stateless, now);
+    let s = this.runSession;
+    if (key !== this.runKey || s === undefined) {
+      if (!this.full.has(key)) touched.delete(key); // evicted earlier in this batch: refresh it again
+      s = this.sessionFor(key, stateless, now);
+      this.runKey = key;
+      this.runSession = s;
+      this.runTouched = touched.has(key);
+    }
     const r = recordSpan(s, span, side, now, this.opts, this.scratch);
     if (!r.kept) return;
     this.eventCount += r.eventsAdded;
     this.pendingRequestCount += r.pendingRequestsDelta;
     if (r.eventsDropped > 0) this.drop('events_per_session', r.eventsDropped);
     if (r.requestsDropped > 0) this.drop('requests_per_session', r.requestsDropped);
-    if (!touched.has(key)) {
+    if (!this.runTouched) {
+      this.runTouched = true;
       touched.add(key);
       s.lastActivityMs = now;
       // Re-insert: the map stays ordered by last activity, which tick's scans rely on.
@@ -268,6 +285,7 @@ export class CorrelationEngine {
   }
 
   private forget(key: string): void {
+    if (key === this.runKey) this.runKey = undefined;
     const s = this.full.get(key);
     if (s !== undefined) {
       this.eventCount -= s.events.length;

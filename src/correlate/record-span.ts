@@ -231,7 +231,7 @@ function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: Reco
   }
   s.events.push(ev);
   res.eventsAdded++;
-  const bucket = `${ev.side}:${ev.inc ?? ''}`;
+  const bucket = bucketOf(ev.side, ev.inc);
   const n = (s.eventCounts[bucket] ?? 0) + 1;
   s.eventCounts[bucket] = n;
   if (n <= opts.maxEventsPerIncarnation) return;
@@ -242,6 +242,29 @@ function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: Reco
   s.droppedEvents[bucket] = (s.droppedEvents[bucket] ?? 0) + 1;
   res.eventsDropped++;
   if (gone !== undefined && gone.side === 'client') rememberClientEvent(s, gone);
+}
+
+// The last bucket key built per side: runs of events of one incarnation reuse one string, so the
+// eventCounts lookups neither concatenate nor re-hash a fresh key for every event.
+let serverBucketInc: string | undefined;
+let serverBucket = 'server:';
+let clientBucketInc: string | undefined;
+let clientBucket = 'client:';
+
+/** `${side}:${inc ?? ''}`, the key of eventCounts and droppedEvents. */
+function bucketOf(side: Side, inc: string | undefined): string {
+  if (side === 'server') {
+    if (inc !== serverBucketInc) {
+      serverBucketInc = inc;
+      serverBucket = `server:${inc ?? ''}`;
+    }
+    return serverBucket;
+  }
+  if (inc !== clientBucketInc) {
+    clientBucketInc = inc;
+    clientBucket = `client:${inc ?? ''}`;
+  }
+  return clientBucket;
 }
 
 /** Folds a forgotten client event into the baseline the regression checks compare against. */
