@@ -7,6 +7,7 @@ import type { DecodeLimits } from './decode-limits.js';
 import type { DecodeResult } from './decode-result.js';
 import { isAllZero } from './is-all-zero.js';
 import { cutString } from './cut-string.js';
+import { REPEATING_VALUE_KEYS } from './repeating-values.js';
 import { StringTable } from './string-table.js';
 
 // Field numbers are written from the OTLP spec (opentelemetry-proto, trace/v1 and common/v1);
@@ -161,7 +162,7 @@ class WireDecoder {
       }
     }
     if (valS < 0 || !this.bytesEqual(keyS, keyE, SERVICE_NAME)) return undefined;
-    const v = this.anyValue(valS, valE, 1);
+    const v = this.anyValue(valS, valE, 1, true);
     return typeof v === 'string' && v !== '' ? v : undefined;
   }
 
@@ -314,14 +315,15 @@ class WireDecoder {
       }
     }
     if (key === undefined || valS < 0) return false;
-    const v = this.anyValue(valS, valE, 1);
+    const v = this.anyValue(valS, valE, 1, REPEATING_VALUE_KEYS.has(key));
     if (v === undefined) return false;
     setAttribute(out, key, v);
     return true;
   }
 
   // AnyValue{string=1, bool=2, int=3, double=4, array=5, kvlist=6, bytes=7}; oneof: last wins.
-  private anyValue(start: number, end: number, depth: number): AttrValue | undefined {
+  // `intern`: serve a short string value from the string table (see REPEATING_VALUE_KEYS).
+  private anyValue(start: number, end: number, depth: number, intern = false): AttrValue | undefined {
     if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
     let v: AttrValue | undefined;
     this.pos = start;
@@ -336,7 +338,7 @@ class WireDecoder {
         v = cutString(JSON.stringify(js), this.lim.maxAttributeValueLength);
         this.pos = e;
       } else if (f >= 1 && f <= 7) {
-        v = this.scalarField(tag, end);
+        v = this.scalarField(tag, end, intern);
       } else {
         this.skip(tag, end);
       }
@@ -368,12 +370,12 @@ class WireDecoder {
   }
 
   /** Decodes the scalar AnyValue field (1-4, 7) whose tag was just read; leaves pos after it. */
-  private scalarField(tag: number, end: number): AttrValue {
+  private scalarField(tag: number, end: number, intern = false): AttrValue {
     switch (tag >>> 3) {
       case 1: {
         this.expect(tag, WT_LEN, 'string_value');
         const e = this.lenEnd(end);
-        const v = this.str(this.pos, e, this.lim.maxAttributeValueLength, false);
+        const v = this.str(this.pos, e, this.lim.maxAttributeValueLength, intern);
         this.pos = e;
         return v;
       }
@@ -601,8 +603,8 @@ class WireDecoder {
    * `intern`: serve short strings from the shared table (keys, names).
    */
   private str(s: number, e: number, max: number, intern = true): string {
-    // Short strings cannot need cutting when max >= their byte length. Values are not interned:
-    // unique ones (event ids, request ids) would churn the table and evict the keys.
+    // Short strings cannot need cutting when max >= their byte length. Values are interned only
+    // for keys whose values repeat: unique ones (event ids) would churn the table and evict the keys.
     if (e - s <= STRING_TABLE_MAX_BYTES && max >= STRING_TABLE_MAX_BYTES) {
       return intern ? STRINGS.get(this.nb, s, e, decodeUtf8) : this.nb.toString('utf8', s, e);
     }
