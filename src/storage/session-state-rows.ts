@@ -1,0 +1,81 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SessionStateChange, SessionStateData } from './store.js';
+
+/**
+ * The `session_state` rows (schema 2): one row per session key, addressed by an integer id
+ * this class hands out and remembers (key -> id, loaded at open). A commit appends new sessions
+ * and updates known ones in place by id, without a key index whose random pages every commit
+ * would rewrite. One store per database file: a second writer would not see the ids handed out
+ * here.
+ */
+export class SessionStateRows {
+  private readonly ids = new Map<string, number>();
+  private readonly insert: BetterSqlite3.Statement<[string, number, SessionStateData]>;
+  private readonly update: BetterSqlite3.Statement<[number, SessionStateData, number]>;
+  private readonly remove: BetterSqlite3.Statement<[number]>;
+  private readonly getOne: BetterSqlite3.Statement<[number], { state: SessionStateData }>;
+  private readonly getAll: BetterSqlite3.Statement<[], { key: string; state: SessionStateData }>;
+  private readonly pruneOld: BetterSqlite3.Statement<[number], { key: string; id: number }>;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.insert = db.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
+    this.update = db.prepare('UPDATE session_state SET updated_ms = ?, state = ? WHERE id = ?');
+    this.remove = db.prepare('DELETE FROM session_state WHERE id = ?');
+    this.getOne = db.prepare('SELECT state FROM session_state WHERE id = ?');
+    // In id order: were a key ever stored twice, the newest row would be restored last and win.
+    this.getAll = db.prepare('SELECT key, state FROM session_state ORDER BY id');
+    this.pruneOld = db.prepare('DELETE FROM session_state WHERE updated_ms < ? RETURNING key, id');
+    for (const r of db.prepare<[], { id: number; key: string }>('SELECT id, key FROM session_state ORDER BY id').iterate()) {
+      this.ids.set(r.key, r.id);
+    }
+  }
+
+  /**
+   * Writes `changes` inside the caller's transaction. Returns the key -> id changes to
+   * {@link apply} once that transaction committed (a rolled-back insert's id means nothing).
+   */
+  write(changes: SessionStateChange[], stampMs: number): Map<string, number | undefined> {
+    const made = new Map<string, number | undefined>();
+    for (const c of changes) {
+      const id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
+      if (c.state === null) {
+        if (id !== undefined) {
+          this.remove.run(id);
+          made.set(c.key, undefined);
+        }
+      } else if (id !== undefined) {
+        this.update.run(stampMs, c.state, id);
+      } else {
+        made.set(c.key, Number(this.insert.run(c.key, stampMs, c.state).lastInsertRowid));
+      }
+    }
+    return made;
+  }
+
+  /** Records what a committed {@link write} did. */
+  apply(made: Map<string, number | undefined>): void {
+    for (const [key, id] of made) {
+      if (id === undefined) this.ids.delete(key);
+      else this.ids.set(key, id);
+    }
+  }
+
+  get(key: string): SessionStateData | undefined {
+    const id = this.ids.get(key);
+    return id === undefined ? undefined : this.getOne.get(id)?.state;
+  }
+
+  all(): Array<{ key: string; state: SessionStateData }> {
+    return this.getAll.all();
+  }
+
+  /** Deletes rows last updated before `cutoffMs` (inside the caller's transaction); returns them. */
+  prune(cutoffMs: number): Array<{ key: string; id: number }> {
+    return this.pruneOld.all(cutoffMs);
+  }
+
+  /** Forgets pruned rows once their transaction committed. */
+  forget(rows: Array<{ key: string; id: number }>): void {
+    for (const r of rows) if (this.ids.get(r.key) === r.id) this.ids.delete(r.key);
+  }
+}
