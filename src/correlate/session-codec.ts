@@ -193,16 +193,37 @@ export function decodeBinarySession(bytes: Uint8Array): SessionState {
   const cur: Cursor = { ingestMs: Number.NaN };
 
   for (let n = r.varuint(); n > 0; n--) {
-    const h = readFact(r, SPAN_SESSION_CREATED, cur);
-    const c: CreatedFact = { ...h.fact, inc: r.str(), source: undefined, createdBy: r.str(), clientSuppliedId: undefined, lastEventId: undefined };
+    const h = readFact(r, cur);
+    const c: CreatedFact = {
+      traceId: h.traceId,
+      spanId: h.spanId,
+      side: h.side,
+      name: SPAN_SESSION_CREATED,
+      timeMs: h.timeMs,
+      ingestMs: h.ingestMs,
+      inc: r.str(),
+      source: undefined,
+      createdBy: r.str(),
+      clientSuppliedId: h.bits & 2 ? (h.bits & 4) !== 0 : undefined,
+      lastEventId: undefined,
+    };
     if (h.bits & 1) c.source = r.str();
-    if (h.bits & 2) c.clientSuppliedId = (h.bits & 4) !== 0;
     if (h.bits & 8) c.lastEventId = r.str();
     s.created.push(c);
   }
   for (let n = r.varuint(); n > 0; n--) {
-    const h = readFact(r, SPAN_SESSION_ENDED, cur);
-    const e: EndedFact = { ...h.fact, inc: r.str(), reason: r.str(), eventsEvicted: undefined };
+    const h = readFact(r, cur);
+    const e: EndedFact = {
+      traceId: h.traceId,
+      spanId: h.spanId,
+      side: h.side,
+      name: SPAN_SESSION_ENDED,
+      timeMs: h.timeMs,
+      ingestMs: h.ingestMs,
+      inc: r.str(),
+      reason: r.str(),
+      eventsEvicted: undefined,
+    };
     if (h.bits & 1) e.eventsEvicted = r.num();
     s.ended.push(e);
   }
@@ -213,8 +234,17 @@ export function decodeBinarySession(bytes: Uint8Array): SessionState {
   }
   for (let n = r.varuint(); n > 0; n--) s.resumes.push(readResume(r, cur));
   for (let n = r.varuint(); n > 0; n--) {
-    const h = readFact(r, SPAN_GUARD_FORK, cur);
-    const g: GuardForkFact = { ...h.fact, forkKind: r.str(), inc: undefined };
+    const h = readFact(r, cur);
+    const g: GuardForkFact = {
+      traceId: h.traceId,
+      spanId: h.spanId,
+      side: h.side,
+      name: SPAN_GUARD_FORK,
+      timeMs: h.timeMs,
+      ingestMs: h.ingestMs,
+      forkKind: r.str(),
+      inc: undefined,
+    };
     if (h.bits & 1) g.inc = r.str();
     s.guardForks.push(g);
   }
@@ -248,7 +278,18 @@ function writeFact(w: ByteWriter, f: SpanFact, bits: number, cur: Cursor): void 
   }
 }
 
-function readFact(r: ByteReader, name: string, cur: Cursor): { fact: SpanFact; bits: number } {
+/** A span fact's header as read; facts are then built as literals of their own fixed shape. */
+interface FactHeader {
+  traceId: string;
+  spanId: string;
+  side: Side;
+  timeMs: number;
+  ingestMs: number;
+  /** The fact kind's presence bits. */
+  bits: number;
+}
+
+function readFact(r: ByteReader, cur: Cursor): FactHeader {
   const flags = r.u8();
   const side: Side = flags & F_CLIENT ? 'client' : 'server';
   const traceId = r.id();
@@ -256,7 +297,11 @@ function readFact(r: ByteReader, name: string, cur: Cursor): { fact: SpanFact; b
   const timeMs = r.f64();
   if ((flags & F_SAME_INGEST) === 0) cur.ingestMs = r.f64();
   else if (Number.isNaN(cur.ingestMs)) throw new TypeError('malformed span fact');
-  return { fact: { traceId, spanId, side, name, timeMs, ingestMs: cur.ingestMs }, bits: flags >>> F_SHIFT };
+  return { traceId, spanId, side, timeMs, ingestMs: cur.ingestMs, bits: flags >>> F_SHIFT };
+}
+
+function spanFact(h: FactHeader, name: string): SpanFact {
+  return { traceId: h.traceId, spanId: h.spanId, side: h.side, name, timeMs: h.timeMs, ingestMs: h.ingestMs };
 }
 
 // ---- events: the bulk of a state ----
@@ -292,7 +337,7 @@ function writeEvent(w: ByteWriter, e: EventFact, p: EventFact | undefined, cur: 
 }
 
 function readEvent(r: ByteReader, p: EventFact | undefined, cur: Cursor): EventFact {
-  const { fact } = readFact(r, SPAN_SSE_EVENT, cur);
+  const fact = readFact(r, cur);
   const codes = r.u32();
   const code = (field: number): number => (codes >>> (2 * field)) & 3;
   const inc = readStr(r, code(EV_INC), p?.inc);
@@ -318,7 +363,7 @@ function readEvent(r: ByteReader, p: EventFact | undefined, cur: Cursor): EventF
     traceId: fact.traceId,
     spanId: fact.spanId,
     side: fact.side,
-    name: fact.name,
+    name: SPAN_SSE_EVENT,
     timeMs: fact.timeMs,
     ingestMs: fact.ingestMs,
     inc,
@@ -399,10 +444,15 @@ function writeResume(w: ByteWriter, r: ResumeFact, cur: Cursor): void {
 }
 
 function readResume(r: ByteReader, cur: Cursor): ResumeFact {
-  const { fact } = readFact(r, SPAN_RESUME, cur);
+  const h = readFact(r, cur);
   const bits = r.varuint();
-  const x: ResumeFact = {
-    ...fact,
+  return {
+    traceId: h.traceId,
+    spanId: h.spanId,
+    side: h.side,
+    name: SPAN_RESUME,
+    timeMs: h.timeMs,
+    ingestMs: h.ingestMs,
     lastEventId: r.str(),
     status: bits & RS_STATUS ? r.num() : undefined,
     inc: bits & RS_INC ? r.str() : undefined,
@@ -410,9 +460,8 @@ function readResume(r: ByteReader, cur: Cursor): ResumeFact {
     answeredKey: bits & RS_ANSWERED_KEY ? r.str() : undefined,
     found: bits & RS_FOUND ? (bits & RS_FOUND_TRUE) !== 0 : undefined,
     outcome: bits & RS_OUTCOME ? r.str() : undefined,
+    counted: bits & RS_COUNTED ? (bits & RS_COUNTED_TRUE) !== 0 : undefined,
   };
-  if (bits & RS_COUNTED) x.counted = (bits & RS_COUNTED_TRUE) !== 0;
-  return x;
 }
 
 function writeRequest(w: ByteWriter, r: RequestFact, cur: Cursor): void {
@@ -445,20 +494,28 @@ function writeRequest(w: ByteWriter, r: RequestFact, cur: Cursor): void {
 
 function readRequest(r: ByteReader, cur: Cursor): RequestFact {
   const bits = r.u8();
-  const q: RequestFact = { requestId: r.str() };
-  if (bits & R_METHOD) q.method = r.str();
-  if (bits & R_TOOL) q.tool = r.str();
-  if (bits & R_TOKEN) q.progressToken = r.str();
-  if (bits & R_INC) q.inc = r.str();
-  if (bits & R_SENT_INC) q.sentInc = r.str();
-  if (bits & R_SENT) q.sent = readFact(r, SPAN_REQUEST_SENT, cur).fact;
+  // Field order and presence as the engine builds requests (record-span.ts): one shape.
+  const q: RequestFact = {
+    requestId: r.str(),
+    method: bits & R_METHOD ? r.str() : undefined,
+    tool: bits & R_TOOL ? r.str() : undefined,
+    progressToken: bits & R_TOKEN ? r.str() : undefined,
+    inc: bits & R_INC ? r.str() : undefined,
+    sentInc: bits & R_SENT_INC ? r.str() : undefined,
+    sent: undefined,
+    received: undefined,
+    settled: undefined,
+  };
+  if (bits & R_SENT) q.sent = spanFact(readFact(r, cur), SPAN_REQUEST_SENT);
   if (bits & R_RECEIVED) {
-    const h = readFact(r, SPAN_REQUEST_RECEIVED, cur);
-    q.received = h.bits & 1 ? { ...h.fact, inc: r.str() } : h.fact;
+    const h = readFact(r, cur);
+    const f = spanFact(h, SPAN_REQUEST_RECEIVED);
+    q.received = { traceId: f.traceId, spanId: f.spanId, side: f.side, name: f.name, timeMs: f.timeMs, ingestMs: f.ingestMs, inc: h.bits & 1 ? r.str() : undefined };
   }
   if (bits & R_SETTLED) {
-    const h = readFact(r, SPAN_REQUEST_SETTLED, cur);
-    q.settled = h.bits & 1 ? { ...h.fact, outcome: r.str() } : h.fact;
+    const h = readFact(r, cur);
+    const f = spanFact(h, SPAN_REQUEST_SETTLED);
+    q.settled = { traceId: f.traceId, spanId: f.spanId, side: f.side, name: f.name, timeMs: f.timeMs, ingestMs: f.ingestMs, outcome: h.bits & 1 ? r.str() : undefined };
   }
   return q;
 }
