@@ -112,7 +112,8 @@ export function openStore(options: OpenStoreOptions): Store {
   return {
     commit(batch) {
       if (batch.findings.length === 0 && batch.states.length === 0) return;
-      states.apply(guard('commit', () => commitTx(batch, Math.floor(now()))));
+      // IMMEDIATE: the write lock from the start, which SessionStateRows.write relies on.
+      states.apply(guard('commit', () => commitTx.immediate(batch, Math.floor(now()))));
     },
 
     listFindings(query: ListFindingsQuery = {}): FindingsPage {

@@ -5,11 +5,16 @@ import type { SessionStateChange, SessionStateData } from './store.js';
  * The `session_state` rows (schema 2): one row per session key, addressed by an integer id
  * this class hands out and remembers (key -> id, loaded at open). A commit appends new sessions
  * and updates known ones in place by id, without a key index whose random pages every commit
- * would rewrite. One store per database file: a second writer would not see the ids handed out
- * here.
+ * would rewrite. Should another connection write the file (a second detector pointed at it by
+ * mistake, an overlapping restart), the map is reloaded before the next write: SQLite's
+ * data_version tells.
  */
 export class SessionStateRows {
   private readonly ids = new Map<string, number>();
+  private readonly loadIds: BetterSqlite3.Statement<[], { id: number; key: string }>;
+  private readonly dataVersion: BetterSqlite3.Statement<[], number>;
+  /** data_version when the map was last known to match the table. */
+  private version: number;
   private readonly insert: BetterSqlite3.Statement<[string, number, SessionStateData]>;
   private readonly update: BetterSqlite3.Statement<[number, SessionStateData, number]>;
   private readonly remove: BetterSqlite3.Statement<[number]>;
@@ -25,16 +30,20 @@ export class SessionStateRows {
     // In id order: were a key ever stored twice, the newest row would be restored last and win.
     this.getAll = db.prepare('SELECT key, state FROM session_state ORDER BY id');
     this.pruneOld = db.prepare('DELETE FROM session_state WHERE updated_ms < ? RETURNING key, id');
-    for (const r of db.prepare<[], { id: number; key: string }>('SELECT id, key FROM session_state ORDER BY id').iterate()) {
-      this.ids.set(r.key, r.id);
-    }
+    this.loadIds = db.prepare('SELECT id, key FROM session_state ORDER BY id');
+    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.version = this.dataVersion.get()!;
+    this.reload();
   }
 
   /**
-   * Writes `changes` inside the caller's transaction. Returns the key -> id changes to
-   * {@link apply} once that transaction committed (a rolled-back insert's id means nothing).
+   * Writes `changes` inside the caller's transaction, which must hold the write lock from its
+   * start (BEGIN IMMEDIATE), so that no other writer can slip in after the check below. Returns
+   * the key -> id changes to {@link apply} once that transaction committed (a rolled-back
+   * insert's id means nothing).
    */
   write(changes: SessionStateChange[], stampMs: number): Map<string, number | undefined> {
+    this.syncWithOtherWriters();
     const made = new Map<string, number | undefined>();
     for (const c of changes) {
       const id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
@@ -61,6 +70,7 @@ export class SessionStateRows {
   }
 
   get(key: string): SessionStateData | undefined {
+    this.syncWithOtherWriters();
     const id = this.ids.get(key);
     return id === undefined ? undefined : this.getOne.get(id)?.state;
   }
@@ -72,6 +82,19 @@ export class SessionStateRows {
   /** Deletes rows last updated before `cutoffMs` (inside the caller's transaction); returns them. */
   prune(cutoffMs: number): Array<{ key: string; id: number }> {
     return this.pruneOld.all(cutoffMs);
+  }
+
+  /** Reloads the key -> id map when another connection committed since it was last known right. */
+  private syncWithOtherWriters(): void {
+    const v = this.dataVersion.get()!;
+    if (v === this.version) return;
+    this.version = v;
+    this.reload();
+  }
+
+  private reload(): void {
+    this.ids.clear();
+    for (const r of this.loadIds.all()) this.ids.set(r.key, r.id);
   }
 
   /** Forgets pruned rows once their transaction committed. */

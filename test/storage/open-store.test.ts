@@ -258,6 +258,22 @@ test('session state rows: an upsert updates in place, a delete frees the key, a 
   assert.equal((raw.prepare('SELECT count(*) AS n FROM session_state').get() as { n: number }).n, 3, 'one row per key');
 });
 
+test('session state rows stay one per key when another store writes the same file', (t) => {
+  const path = tempDb(t);
+  const a = openStore({ path });
+  const b = openStore({ path });
+  t.after(() => {
+    a.close();
+    b.close();
+  });
+  a.commit({ findings: [], states: [{ key: 'k', state: 'a1' }] });
+  b.commit({ findings: [], states: [{ key: 'k', state: 'b1' }, { key: 'j', state: 'b1' }] });
+  a.commit({ findings: [], states: [{ key: 'k', state: 'a2' }, { key: 'j', state: null }] });
+  assert.equal(b.getSessionState('k'), 'a2');
+  assert.equal(b.getSessionState('j'), undefined);
+  assert.deepEqual([...b.loadSessionStates()], [{ key: 'k', state: 'a2' }]);
+});
+
 test('the SQLite driver matches the running Node: better-sqlite3 12 below Node 22, 13 (Node-API) from 22', async () => {
   const { createRequire } = await import('node:module');
   const require = createRequire(import.meta.url);
