@@ -19,8 +19,10 @@ import { buildLineage } from './build-lineage.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
 import { findingId } from './finding-id.js';
+import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.js';
 import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
+import { encodeBinarySession } from './session-codec.js';
 import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
@@ -44,6 +46,13 @@ export class CorrelationEngine {
   private eventCount = 0;
   private pendingRequestCount = 0;
   private readonly scratch = newRecordResult();
+  // The session of the previous span of the batch being ingested: a batch holds runs of spans of
+  // one session (each exporter batches its own spans), and a run then costs no Map lookups.
+  // Valid within one ingest() call; forget() clears it, so it never holds a dropped session.
+  private runKey: string | undefined;
+  private runSession: SessionState | undefined;
+  /** Whether runSession was already refreshed in this batch (see ingestOne). */
+  private runTouched = false;
 
   constructor(
     private readonly clock: Clock,
@@ -57,6 +66,7 @@ export class CorrelationEngine {
   ingest(spans: SpanRecord[]): void {
     const now = this.clock.now();
     const touched = new Set<string>();
+    this.runKey = undefined;
     for (const span of spans) {
       try {
         this.ingestOne(span, now, touched);
@@ -64,6 +74,8 @@ export class CorrelationEngine {
         // A malformed span must not stop the batch; what it lacked is simply not correlated.
       }
     }
+    this.runKey = undefined;
+    this.runSession = undefined;
   }
 
   /** Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided idle ones. */
@@ -128,12 +140,24 @@ export class CorrelationEngine {
     return s === undefined ? undefined : buildLineage(s);
   }
 
-  /** JSON of every session changed since the last call; `state: null` when it was deleted. */
-  takeDirty(): Array<{ key: string; state: string | null }> {
-    const out: Array<{ key: string; state: string | null }> = [];
+  /**
+   * The saved form of every session changed since the last call: binary (format 3) for a full
+   * session, JSON for a compacted one; `state: null` when it was deleted. The binary states of
+   * one call share one buffer.
+   */
+  takeDirty(): Array<{ key: string; state: string | Uint8Array | null }> {
+    const out: Array<{ key: string; state: string | Uint8Array | null }> = [];
+    if (this.dirty.size === 0) return out;
+    // Sized for a typical session: one buffer per call, grown rarely.
+    const w = new ByteWriter(Math.min(this.dirty.size, 4096) * 2048);
     for (const key of this.dirty) {
-      const s = this.full.get(key) ?? this.compacted.get(key);
-      out.push({ key, state: s === undefined ? null : serializeSession(s) });
+      const f = this.full.get(key);
+      if (f !== undefined) {
+        out.push({ key, state: encodeBinarySession(w, f) });
+        continue;
+      }
+      const c = this.compacted.get(key);
+      out.push({ key, state: c === undefined ? null : serializeSession(c) });
     }
     this.dirty.clear();
     return out;
@@ -144,7 +168,7 @@ export class CorrelationEngine {
    * stays pending and is made by the next tick whose window has elapsed.
    * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` is not a saved session.
    */
-  restore(key: string, state: string): void {
+  restore(key: string, state: string | Uint8Array): void {
     let s: SessionState | CompactSession;
     try {
       s = deserializeSession(state);
@@ -180,15 +204,22 @@ export class CorrelationEngine {
     const stateless = typeof rawKey !== 'string' || rawKey === '';
     if (stateless && !usefulWithoutSession(span)) return;
     const key = stateless ? `${STATELESS_KEY_PREFIX}${span.traceId}` : rawKey;
-    if (!this.full.has(key)) touched.delete(key); // evicted earlier in this batch: refresh it again
-    const s = this.sessionFor(key, stateless, now);
+    let s = this.runSession;
+    if (key !== this.runKey || s === undefined) {
+      if (!this.full.has(key)) touched.delete(key); // evicted earlier in this batch: refresh it again
+      s = this.sessionFor(key, stateless, now);
+      this.runKey = key;
+      this.runSession = s;
+      this.runTouched = touched.has(key);
+    }
     const r = recordSpan(s, span, side, now, this.opts, this.scratch);
     if (!r.kept) return;
     this.eventCount += r.eventsAdded;
     this.pendingRequestCount += r.pendingRequestsDelta;
     if (r.eventsDropped > 0) this.drop('events_per_session', r.eventsDropped);
     if (r.requestsDropped > 0) this.drop('requests_per_session', r.requestsDropped);
-    if (!touched.has(key)) {
+    if (!this.runTouched) {
+      this.runTouched = true;
       touched.add(key);
       s.lastActivityMs = now;
       // Re-insert: the map stays ordered by last activity, which tick's scans rely on.
@@ -254,6 +285,7 @@ export class CorrelationEngine {
   }
 
   private forget(key: string): void {
+    if (key === this.runKey) this.runKey = undefined;
     const s = this.full.get(key);
     if (s !== undefined) {
       this.eventCount -= s.events.length;

@@ -84,7 +84,8 @@ export function newRecordResult(): RecordResult {
 /**
  * Records one span into its session's state, bounding every list. Unknown span names and spans
  * lacking the attributes that make them useful are ignored (kept=false), never thrown on. Hot
- * path: objects are built with one fixed shape each, without spreads.
+ * path: objects are built with one fixed shape each, without spreads (a spread of a fresh object
+ * gave every fact its own hidden class: thousands of them, and kilobytes per session).
  */
 export function recordSpan(
   s: SessionState,
@@ -139,7 +140,12 @@ export function recordSpan(
       if (inc === undefined) return notKept(res);
       if (s.created.some((x) => x.spanId === ref.spanId)) return res;
       s.created.push({
-        ...ref,
+        traceId: ref.traceId,
+        spanId: ref.spanId,
+        side,
+        name,
+        timeMs: ref.timeMs,
+        ingestMs: nowMs,
         inc,
         source: str(a, ATTR_SESSION_INCARNATION_SOURCE),
         createdBy: str(a, ATTR_SESSION_CREATED_BY) ?? 'unknown',
@@ -152,7 +158,17 @@ export function recordSpan(
     case SPAN_SESSION_ENDED: {
       if (inc === undefined) return notKept(res);
       if (s.ended.some((x) => x.spanId === ref.spanId)) return res;
-      s.ended.push({ ...ref, inc, reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown', eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED) });
+      s.ended.push({
+        traceId: ref.traceId,
+        spanId: ref.spanId,
+        side,
+        name,
+        timeMs: ref.timeMs,
+        ingestMs: nowMs,
+        inc,
+        reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown',
+        eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED),
+      });
       if (s.ended.length > opts.maxIncarnationsPerSession) s.ended.shift();
       return res;
     }
@@ -162,7 +178,12 @@ export function recordSpan(
       if (s.resumes.some((x) => x.spanId === ref.spanId && x.traceId === ref.traceId)) return res;
       const ak = str(a, ATTR_RESUME_ANSWERED_SESSION_KEY);
       s.resumes.push({
-        ...ref,
+        traceId: ref.traceId,
+        spanId: ref.spanId,
+        side,
+        name,
+        timeMs: ref.timeMs,
+        ingestMs: nowMs,
         lastEventId,
         status: num(a, ATTR_HTTP_RESPONSE_STATUS_CODE),
         inc,
@@ -170,6 +191,7 @@ export function recordSpan(
         answeredKey: ak !== undefined && ak !== s.key ? ak : undefined,
         found: bool(a, ATTR_RESUME_LAST_EVENT_FOUND),
         outcome: str(a, ATTR_RESUME_OUTCOME),
+        counted: undefined,
       });
       if (s.resumes.length > opts.maxResumesPerSession) s.resumes.shift();
       return res;
@@ -181,7 +203,7 @@ export function recordSpan(
       if (requestId === undefined) return notKept(res);
       let r = s.requests.get(requestId);
       if (r === undefined) {
-        r = { requestId };
+        r = newRequestFact(requestId);
         s.requests.set(requestId, r);
         res.pendingRequestsDelta++;
         if (s.requests.size > opts.maxRequestsPerSession) {
@@ -199,23 +221,47 @@ export function recordSpan(
         r.sentInc = inc;
         r.inc ??= inc;
       } else if (name === SPAN_REQUEST_RECEIVED) {
-        r.received = { ...ref, inc };
+        r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
         r.inc ??= inc;
       } else {
         if (r.settled === undefined) res.pendingRequestsDelta--;
-        r.settled = { ...ref, outcome: str(a, ATTR_REQUEST_OUTCOME) };
+        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
         res.settledRequestId = requestId;
       }
       return res;
     }
     case SPAN_GUARD_FORK: {
-      s.guardForks.push({ ...ref, forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown', inc });
+      s.guardForks.push({
+        traceId: ref.traceId,
+        spanId: ref.spanId,
+        side,
+        name,
+        timeMs: ref.timeMs,
+        ingestMs: nowMs,
+        forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown',
+        inc,
+      });
       if (s.guardForks.length > opts.maxResumesPerSession) s.guardForks.shift();
       return res;
     }
     default:
       return notKept(res);
   }
+}
+
+/** A request with every field present (undefined until known): one object shape for all requests. */
+function newRequestFact(requestId: string): RequestFact {
+  return {
+    requestId,
+    method: undefined,
+    tool: undefined,
+    progressToken: undefined,
+    inc: undefined,
+    sentInc: undefined,
+    sent: undefined,
+    received: undefined,
+    settled: undefined,
+  };
 }
 
 function notKept(res: RecordResult): RecordResult {
@@ -231,7 +277,7 @@ function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: Reco
   }
   s.events.push(ev);
   res.eventsAdded++;
-  const bucket = `${ev.side}:${ev.inc ?? ''}`;
+  const bucket = bucketOf(ev.side, ev.inc);
   const n = (s.eventCounts[bucket] ?? 0) + 1;
   s.eventCounts[bucket] = n;
   if (n <= opts.maxEventsPerIncarnation) return;
@@ -242,6 +288,29 @@ function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: Reco
   s.droppedEvents[bucket] = (s.droppedEvents[bucket] ?? 0) + 1;
   res.eventsDropped++;
   if (gone !== undefined && gone.side === 'client') rememberClientEvent(s, gone);
+}
+
+// The last bucket key built per side: runs of events of one incarnation reuse one string, so the
+// eventCounts lookups neither concatenate nor re-hash a fresh key for every event.
+let serverBucketInc: string | undefined;
+let serverBucket = 'server:';
+let clientBucketInc: string | undefined;
+let clientBucket = 'client:';
+
+/** `${side}:${inc ?? ''}`, the key of eventCounts and droppedEvents. */
+function bucketOf(side: Side, inc: string | undefined): string {
+  if (side === 'server') {
+    if (inc !== serverBucketInc) {
+      serverBucketInc = inc;
+      serverBucket = `server:${inc ?? ''}`;
+    }
+    return serverBucket;
+  }
+  if (inc !== clientBucketInc) {
+    clientBucketInc = inc;
+    clientBucket = `client:${inc ?? ''}`;
+  }
+  return clientBucket;
 }
 
 /** Folds a forgotten client event into the baseline the regression checks compare against. */

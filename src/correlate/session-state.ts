@@ -10,6 +10,7 @@ import {
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
 } from '../semconv.js';
+import { BINARY_STATE_FORMAT, decodeBinarySession } from './session-codec.js';
 
 /** Where a fact came from: enough to cite the span as evidence and to measure detection lag. */
 export interface SpanFact {
@@ -311,7 +312,11 @@ function decodeList<T extends SpanFact>(raw: unknown, name: string, baseMs: numb
   return Array.isArray(raw) ? raw.map((a) => decodeFact<T>(a, name, baseMs)) : [];
 }
 
-/** JSON of a session for persistence (takeDirty). */
+/**
+ * Format-2 JSON of a session. The engine persists full sessions in the binary format 3
+ * (session-codec.ts) and compact ones with this; format 2 is still read, and written here for
+ * tools and tests that want text.
+ */
 export function serializeSession(s: SessionState | CompactSession): string {
   if ('compact' in s) return JSON.stringify(s);
   const ev = new Array<EncodedEvent>(s.events.length);
@@ -336,9 +341,17 @@ export function serializeSession(s: SessionState | CompactSession): string {
   });
 }
 
-/** Inverse of {@link serializeSession} (either format); throws on malformed JSON (the caller counts it). */
-export function deserializeSession(json: string): SessionState | CompactSession {
-  const raw = JSON.parse(json) as Record<string, unknown>;
+/**
+ * Reads a saved session in any format: binary format 3 ({@link encodeBinarySession}), or JSON
+ * formats 1 and 2 ({@link serializeSession}) as text or as UTF-8 bytes.
+ * @throws SyntaxError or TypeError on a malformed state (the caller counts it).
+ */
+export function deserializeSession(state: string | Uint8Array): SessionState | CompactSession {
+  if (typeof state !== 'string') {
+    if (state[0] === BINARY_STATE_FORMAT) return decodeBinarySession(state);
+    state = Buffer.from(state.buffer, state.byteOffset, state.byteLength).toString('utf8');
+  }
+  const raw = JSON.parse(state) as Record<string, unknown>;
   if (typeof raw['key'] !== 'string') throw new TypeError('session state without key');
   if (raw['compact'] === true) return raw as unknown as CompactSession;
   let reqs = Array.isArray(raw['requests']) ? (raw['requests'] as RequestFact[]) : [];

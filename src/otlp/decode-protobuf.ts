@@ -7,6 +7,7 @@ import type { DecodeLimits } from './decode-limits.js';
 import type { DecodeResult } from './decode-result.js';
 import { isAllZero } from './is-all-zero.js';
 import { cutString } from './cut-string.js';
+import { REPEATING_VALUE_KEYS } from './repeating-values.js';
 import { StringTable } from './string-table.js';
 
 // Field numbers are written from the OTLP spec (opentelemetry-proto, trace/v1 and common/v1);
@@ -25,8 +26,21 @@ const SERVICE_NAME = new TextEncoder().encode('service.name');
 const STRING_TABLE_MAX_BYTES = 64;
 // Shared across calls: keys and common values repeat from batch to batch. 4096 slots.
 const STRINGS = new StringTable(4096, STRING_TABLE_MAX_BYTES);
+/** Buffer's own slicers, which toString(encoding, start, end) calls after checking its arguments. */
+interface Slicers {
+  utf8Slice(start: number, end: number): string;
+  hexSlice(start: number, end: number): string;
+}
+const slicers = Buffer.prototype as unknown as Partial<Slicers>;
+// Called directly for every id and value: toString's argument and encoding handling cost about
+// as much as the slicing of a short string. Every supported Node has them; the fallbacks are
+// for a runtime that does not.
+const utf8Slice: (buf: Buffer, s: number, e: number) => string =
+  typeof slicers.utf8Slice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).utf8Slice(s, e) : (buf, s, e) => buf.toString('utf8', s, e);
+const hexSlice: (buf: Buffer, s: number, e: number) => string =
+  typeof slicers.hexSlice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).hexSlice(s, e) : (buf, s, e) => buf.toString('hex', s, e);
 // Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute.
-const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => (buf as Buffer).toString('utf8', s, e);
+const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => utf8Slice(buf as Buffer, s, e);
 
 /**
  * Decodes a binary OTLP `ExportTraceServiceRequest` into forkwatch {@link SpanRecord}s.
@@ -161,7 +175,7 @@ class WireDecoder {
       }
     }
     if (valS < 0 || !this.bytesEqual(keyS, keyE, SERVICE_NAME)) return undefined;
-    const v = this.anyValue(valS, valE, 1);
+    const v = this.anyValue(valS, valE, 1, true);
     return typeof v === 'string' && v !== '' ? v : undefined;
   }
 
@@ -256,14 +270,14 @@ class WireDecoder {
     if (traceE - traceS !== 16 || isAllZero(this.buf, traceS, traceE)) return acc.reject('invalid_trace_id');
     if (spanE - spanS !== 8 || isAllZero(this.buf, spanS, spanE)) return acc.reject('invalid_span_id');
     let parentSpanId = '';
-    if (parE - parS === 8) parentSpanId = this.nb.toString('hex', parS, parE);
+    if (parE - parS === 8) parentSpanId = hexSlice(this.nb, parS, parE);
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
     const attributes: Record<string, AttrValue> = {};
     if (attrFirst >= 0) this.attributes(attrFirst, end, attributes);
     const rec: SpanRecord = {
-      traceId: this.nb.toString('hex', traceS, traceE),
-      spanId: this.nb.toString('hex', spanS, spanE),
+      traceId: hexSlice(this.nb, traceS, traceE),
+      spanId: hexSlice(this.nb, spanS, spanE),
       parentSpanId,
       name: this.str(nameS, nameE, this.lim.maxSpanNameLength),
       startMs,
@@ -314,14 +328,15 @@ class WireDecoder {
       }
     }
     if (key === undefined || valS < 0) return false;
-    const v = this.anyValue(valS, valE, 1);
+    const v = this.anyValue(valS, valE, 1, REPEATING_VALUE_KEYS.has(key));
     if (v === undefined) return false;
     setAttribute(out, key, v);
     return true;
   }
 
   // AnyValue{string=1, bool=2, int=3, double=4, array=5, kvlist=6, bytes=7}; oneof: last wins.
-  private anyValue(start: number, end: number, depth: number): AttrValue | undefined {
+  // `intern`: serve a short string value from the string table (see REPEATING_VALUE_KEYS).
+  private anyValue(start: number, end: number, depth: number, intern = false): AttrValue | undefined {
     if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
     let v: AttrValue | undefined;
     this.pos = start;
@@ -336,7 +351,7 @@ class WireDecoder {
         v = cutString(JSON.stringify(js), this.lim.maxAttributeValueLength);
         this.pos = e;
       } else if (f >= 1 && f <= 7) {
-        v = this.scalarField(tag, end);
+        v = this.scalarField(tag, end, intern);
       } else {
         this.skip(tag, end);
       }
@@ -368,12 +383,12 @@ class WireDecoder {
   }
 
   /** Decodes the scalar AnyValue field (1-4, 7) whose tag was just read; leaves pos after it. */
-  private scalarField(tag: number, end: number): AttrValue {
+  private scalarField(tag: number, end: number, intern = false): AttrValue {
     switch (tag >>> 3) {
       case 1: {
         this.expect(tag, WT_LEN, 'string_value');
         const e = this.lenEnd(end);
-        const v = this.str(this.pos, e, this.lim.maxAttributeValueLength, false);
+        const v = this.str(this.pos, e, this.lim.maxAttributeValueLength, intern);
         this.pos = e;
         return v;
       }
@@ -473,10 +488,11 @@ class WireDecoder {
       this.pos = pos;
       return v;
     }
-    for (let shift = 7; shift < 35; shift += 7) {
+    // A running multiplier, not 2 ** shift: that compiles to a Math.pow call per byte.
+    for (let mul = 0x80; mul <= 0x10000000; mul *= 0x80) {
       if (pos >= end) this.fail('truncated varint');
       b = buf[pos++]!;
-      v += (b & 0x7f) * 2 ** shift;
+      v += (b & 0x7f) * mul;
       if (b < 0x80) {
         if (v > 0xffffffff) break;
         this.pos = pos;
@@ -601,15 +617,15 @@ class WireDecoder {
    * `intern`: serve short strings from the shared table (keys, names).
    */
   private str(s: number, e: number, max: number, intern = true): string {
-    // Short strings cannot need cutting when max >= their byte length. Values are not interned:
-    // unique ones (event ids, request ids) would churn the table and evict the keys.
+    // Short strings cannot need cutting when max >= their byte length. Values are interned only
+    // for keys whose values repeat: unique ones (event ids) would churn the table and evict the keys.
     if (e - s <= STRING_TABLE_MAX_BYTES && max >= STRING_TABLE_MAX_BYTES) {
-      return intern ? STRINGS.get(this.nb, s, e, decodeUtf8) : this.nb.toString('utf8', s, e);
+      return intern ? STRINGS.get(this.nb, s, e, decodeUtf8, this.dv) : utf8Slice(this.nb, s, e);
     }
     // A UTF-16 unit takes at most 3 UTF-8 bytes; 3 more cover a sequence cut at the end.
     const cap = max * 3 + 3;
     if (e - s > cap) e = s + cap;
-    return cutString(this.nb.toString('utf8', s, e), max);
+    return cutString(utf8Slice(this.nb, s, e), max);
   }
 
   private base64(s: number, e: number): string {

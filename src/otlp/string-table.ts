@@ -8,11 +8,15 @@ export class StringTable {
   private readonly hashes: Int32Array;
   /** Byte length of each slot's string; -1 when empty. */
   private readonly lengths: Int32Array;
-  /** One arena for all slots' bytes (slot i at i * maxBytes), so a miss allocates no array. */
+  /** One arena for all slots' bytes (slot i at i * stride), so a miss allocates no array. */
   private readonly arena: Uint8Array;
+  /** The arena as 32-bit words: lookups hash and compare 4 bytes at a time. */
+  private readonly words: DataView;
   private readonly strings: Array<string | undefined>;
   private readonly mask: number;
   private readonly maxBytes: number;
+  /** Bytes per slot: maxBytes rounded up to a whole word. */
+  private readonly stride: number;
 
   /**
    * @param slots table size, rounded up to a power of two. Default 4096 entries.
@@ -23,7 +27,9 @@ export class StringTable {
     while (n < slots) n <<= 1;
     this.hashes = new Int32Array(n);
     this.lengths = new Int32Array(n).fill(-1);
-    this.arena = new Uint8Array(n * maxBytes);
+    this.stride = (maxBytes + 3) & ~3;
+    this.arena = new Uint8Array(n * this.stride);
+    this.words = new DataView(this.arena.buffer);
     this.strings = new Array<string | undefined>(n).fill(undefined);
     this.mask = n - 1;
     this.maxBytes = maxBytes;
@@ -32,34 +38,46 @@ export class StringTable {
   /**
    * The string for `buf[s, e)`, from the table or from `decode` (called on a miss).
    * Strings longer than `maxBytes` bypass the table.
+   * @param view a DataView over the same bytes as `buf`, when the caller has one (saves making one).
    */
-  get(buf: Uint8Array, s: number, e: number, decode: (buf: Uint8Array, s: number, e: number) => string): string {
+  get(buf: Uint8Array, s: number, e: number, decode: (buf: Uint8Array, s: number, e: number) => string, view?: DataView): string {
     const len = e - s;
     if (len > this.maxBytes) return decode(buf, s, e);
-    // FNV-1a over the length and at most the first and last 8 bytes: cheap, and enough to
-    // tell keys and ids apart; equality is verified on the full bytes below.
+    // This runs for every attribute key: it reads words, not bytes (a loop step per byte was most
+    // of the decoder's time). The hash mixes the length and the first, middle and last words,
+    // enough to tell keys and ids apart; equality is verified on all bytes below.
     let h = Math.imul(0x811c9dc5 ^ len, 0x01000193);
-    const head = len < 8 ? e : s + 8;
-    for (let i = s; i < head; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-    for (let i = head > e - 8 ? head : e - 8; i < e; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-    const slot = (h ^ (h >>> 15)) & this.mask;
-    const arena = this.arena;
-    const base = slot * this.maxBytes;
-    if (this.hashes[slot] === h && this.lengths[slot] === len) {
-      let same = true;
-      for (let i = 0; i < len; i++) {
-        if (arena[base + i] !== buf[s + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return this.strings[slot]!;
+    let dv: DataView | undefined;
+    if (len >= 4) {
+      dv = view ?? new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      h = Math.imul(h ^ dv.getInt32(s, true), 0x01000193);
+      h = Math.imul(h ^ dv.getInt32(e - 4, true), 0x01000193);
+      if (len > 8) h = Math.imul(h ^ dv.getInt32(s + ((len - 4) >> 1), true), 0x01000193);
+    } else {
+      for (let i = s; i < e; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
     }
+    const slot = (h ^ (h >>> 15)) & this.mask;
+    const base = slot * this.stride;
+    if (this.hashes[slot] === h && this.lengths[slot] === len && this.same(buf, dv, s, len, base)) return this.strings[slot]!;
     const str = decode(buf, s, e);
     this.hashes[slot] = h;
     this.lengths[slot] = len;
+    const arena = this.arena;
     for (let i = 0; i < len; i++) arena[base + i] = buf[s + i]!;
     this.strings[slot] = str;
     return str;
+  }
+
+  /** Whether the slot at `base` holds exactly the `len` bytes at `buf[s]` (`dv` is set when len >= 4). */
+  private same(buf: Uint8Array, dv: DataView | undefined, s: number, len: number, base: number): boolean {
+    if (dv === undefined) {
+      for (let i = 0; i < len; i++) if (this.arena[base + i] !== buf[s + i]) return false;
+      return true;
+    }
+    const w = this.words;
+    let i = 0;
+    for (; i + 4 <= len; i += 4) if (w.getInt32(base + i, true) !== dv.getInt32(s + i, true)) return false;
+    // The last partial word: compare the last 4 bytes, overlapping bytes already compared.
+    return i === len || w.getInt32(base + len - 4, true) === dv.getInt32(s + len - 4, true);
   }
 }

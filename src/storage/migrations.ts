@@ -32,6 +32,23 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX session_state_by_updated ON session_state (updated_ms);
   `,
+  // 2: session state keyed by an integer row id the store hands out, not by the session key.
+  // Random session keys put every commit's upserts on random pages of a key index, and WAL
+  // mode writes each touched page whole: the index was most of the bytes a commit wrote. Rows
+  // are now appended or updated in place by id; the store keeps the key -> id map in memory
+  // (one store per file). \`state\` has no declared type: JSON text or binary, kept as given.
+  `
+  CREATE TABLE session_state_v2 (
+    id         INTEGER PRIMARY KEY,
+    key        TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    state      NOT NULL
+  );
+  INSERT INTO session_state_v2 (key, updated_ms, state) SELECT key, updated_ms, state FROM session_state;
+  DROP TABLE session_state;
+  ALTER TABLE session_state_v2 RENAME TO session_state;
+  CREATE INDEX session_state_by_updated ON session_state (updated_ms);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -5,6 +5,7 @@ import type { Finding } from '../model/finding.js';
 import { decodeFindingsCursor, encodeFindingsCursor } from './findings-cursor.js';
 import { mergeFinding } from './merge-finding.js';
 import { migrate } from './migrations.js';
+import { SessionStateRows } from './session-state-rows.js';
 import {
   DEFAULT_PAGE_SIZE,
   DEFAULT_RETENTION_MS,
@@ -75,20 +76,20 @@ export function openStore(options: OpenStoreOptions): Store {
     forSession: db.prepare<[string, number], { json: string }>(
       'SELECT json FROM findings WHERE session_key = ? ORDER BY first_seen_ms, id LIMIT ?',
     ),
-    putState: db.prepare<[string, string, number]>(
-      `INSERT INTO session_state (key, state, updated_ms) VALUES (?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms`,
-    ),
-    deleteState: db.prepare<[string]>('DELETE FROM session_state WHERE key = ?'),
-    getState: db.prepare<[string], { state: string }>('SELECT state FROM session_state WHERE key = ?'),
-    allStates: db.prepare<[], { key: string; state: string }>('SELECT key, state FROM session_state'),
     pruneFindings: db.prepare<[number]>('DELETE FROM findings WHERE detected_at_ms < ?'),
-    pruneStates: db.prepare<[number]>('DELETE FROM session_state WHERE updated_ms < ?'),
   };
+  const states = guard('open', () => {
+    try {
+      return new SessionStateRows(db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  });
   // One prepared statement per filter shape; at most 2^3 shapes times the distinct kind counts.
   const listStatements = new Map<string, BetterSqlite3.Statement<unknown[], FindingRow>>();
 
-  const commitTx = db.transaction((batch: StoreCommit, stampMs: number) => {
+  const commitTx = db.transaction((batch: StoreCommit, stampMs: number): Map<string, number | undefined> => {
     for (const f of batch.findings) {
       const row = stmt.getFinding.get(f.id);
       const merged = row ? mergeFinding(JSON.parse(row.json) as Finding, f) : f;
@@ -103,10 +104,7 @@ export function openStore(options: OpenStoreOptions): Store {
         json: JSON.stringify(merged),
       });
     }
-    for (const s of batch.states) {
-      if (s.state === null) stmt.deleteState.run(s.key);
-      else stmt.putState.run(s.key, s.state, stampMs);
-    }
+    return states.write(batch.states, stampMs);
   });
 
   let closed = false;
@@ -114,7 +112,8 @@ export function openStore(options: OpenStoreOptions): Store {
   return {
     commit(batch) {
       if (batch.findings.length === 0 && batch.states.length === 0) return;
-      guard('commit', () => commitTx(batch, Math.floor(now())));
+      // IMMEDIATE: the write lock from the start, which SessionStateRows.write relies on.
+      states.apply(guard('commit', () => commitTx.immediate(batch, Math.floor(now()))));
     },
 
     listFindings(query: ListFindingsQuery = {}): FindingsPage {
@@ -176,21 +175,23 @@ export function openStore(options: OpenStoreOptions): Store {
     loadSessionStates() {
       // Materialised rather than iterated: better-sqlite3 forbids writes on a connection while
       // a statement iterates, and the engine bounds the number of sessions anyway.
-      return guard('load session states', () => stmt.allStates.all());
+      return guard('load session states', () => states.all());
     },
 
     getSessionState(key) {
-      return guard('get session state', () => stmt.getState.get(key)?.state);
+      return guard('get session state', () => states.get(key));
     },
 
     prune(nowMs) {
       const cutoff = Math.floor(nowMs - retentionMs);
-      return guard('prune', () =>
+      const pruned = guard('prune', () =>
         db.transaction(() => ({
           findings: stmt.pruneFindings.run(cutoff).changes,
-          states: stmt.pruneStates.run(cutoff).changes,
+          rows: states.prune(cutoff),
         }))(),
       );
+      states.forget(pruned.rows);
+      return { findings: pruned.findings, states: pruned.rows.length };
     },
 
     close() {

@@ -1,9 +1,15 @@
 import type { Finding, FindingKind } from '../model/finding.js';
 
+/**
+ * A saved engine session: text (JSON formats) or bytes (binary format). SQLite keeps either in
+ * the same column (TEXT affinity stores a BLOB as is) and gives back what was written.
+ */
+export type SessionStateData = string | Uint8Array;
+
 /** One engine session-state change; `state: null` deletes the key. */
 export interface SessionStateChange {
   key: string;
-  state: string | null;
+  state: SessionStateData | null;
 }
 
 /** What one {@link Store.commit} writes, atomically. */
@@ -52,8 +58,8 @@ export interface Store {
   /** Findings of one session key, oldest first, at most {@link MAX_PAGE_SIZE}. */
   findingsForSession(key: string): Finding[];
   /** Every stored session state, to rebuild the engine at startup. */
-  loadSessionStates(): Iterable<{ key: string; state: string }>;
-  getSessionState(key: string): string | undefined;
+  loadSessionStates(): Iterable<{ key: string; state: SessionStateData }>;
+  getSessionState(key: string): SessionStateData | undefined;
   /** Deletes findings detected and session states last updated more than the retention ago. */
   prune(nowMs: number): { findings: number; states: number };
   /** Checkpoints the WAL into the main file and closes; idempotent. */

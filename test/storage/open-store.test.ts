@@ -10,7 +10,7 @@ import { loadSqlite } from '../../src/storage/sqlite-driver.js';
 const Database = loadSqlite();
 import { ForkwatchError } from '../../src/errors.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { SCHEMA_VERSION } from '../../src/storage/migrations.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/migrations.js';
 import { makeFinding } from './make-finding.js';
 
 function tempDb(t: { after(fn: () => void): void }): string {
@@ -204,6 +204,74 @@ test('a process killed with SIGKILL mid-commits loses no commit that returned', 
     assert.ok(store.getFinding(`f${n}`), `commit ${n} returned before the kill and must be durable`);
   }
   assert.equal(store.getSessionState(`s${lastAcked % 50}`), JSON.stringify({ n: lastAcked }));
+});
+
+test('a schema-1 database (state keyed by session key) opens, migrates, and keeps its states', (t) => {
+  const path = tempDb(t);
+  const v1 = new Database(path);
+  v1.pragma('journal_mode = WAL');
+  v1.exec(MIGRATIONS[0]!);
+  v1.pragma('user_version = 1');
+  v1.prepare('INSERT INTO session_state (key, state, updated_ms) VALUES (?, ?, ?)').run('old', '{"v":1}', 1000);
+  v1.close();
+
+  const store = openStore({ path, now: () => 2000 });
+  assert.equal(store.getSessionState('old'), '{"v":1}');
+  store.commit({ findings: [], states: [{ key: 'old', state: Buffer.from([3, 1, 2]) }, { key: 'new', state: '{}' }] });
+  assert.deepEqual(store.getSessionState('old'), Buffer.from([3, 1, 2]));
+  store.close();
+
+  const again = openStore({ path });
+  t.after(() => again.close());
+  assert.deepEqual([...again.loadSessionStates()].map((r) => r.key).sort(), ['new', 'old']);
+  assert.equal(again.prune(1000 + 30 * 24 * 3600 * 1000 + 1500).states, 2);
+  assert.equal(again.getSessionState('old'), undefined);
+  const raw = new Database(path, { readonly: true });
+  t.after(() => raw.close());
+  assert.equal(raw.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+});
+
+test('session state rows: an upsert updates in place, a delete frees the key, a failed commit hands out no id', (t) => {
+  const path = tempDb(t);
+  const store = openStore({ path, busyTimeoutMs: 20 });
+  t.after(() => store.close());
+  store.commit({ findings: [], states: [{ key: 'a', state: '1' }, { key: 'b', state: '2' }, { key: 'a', state: '3' }] });
+  assert.equal(store.getSessionState('a'), '3', 'the last change of a key in one commit wins');
+  store.commit({ findings: [], states: [{ key: 'a', state: '4' }, { key: 'b', state: null }] });
+  assert.equal(store.getSessionState('a'), '4');
+  assert.equal(store.getSessionState('b'), undefined);
+  const other = new Database(path);
+  other.exec('BEGIN IMMEDIATE');
+  assert.throws(() => store.commit({ findings: [], states: [{ key: 'c', state: '5' }, { key: 'a', state: null }] }), { code: 'FORKWATCH_ERR_STORAGE' });
+  other.exec('ROLLBACK');
+  other.close();
+  assert.equal(store.getSessionState('c'), undefined);
+  assert.equal(store.getSessionState('a'), '4', 'the rolled-back delete did not forget the row');
+  store.commit({ findings: [], states: [{ key: 'c', state: '6' }, { key: 'b', state: '7' }] });
+  assert.deepEqual([...store.loadSessionStates()], [
+    { key: 'a', state: '4' },
+    { key: 'c', state: '6' },
+    { key: 'b', state: '7' },
+  ]);
+  const raw = new Database(path, { readonly: true });
+  t.after(() => raw.close());
+  assert.equal((raw.prepare('SELECT count(*) AS n FROM session_state').get() as { n: number }).n, 3, 'one row per key');
+});
+
+test('session state rows stay one per key when another store writes the same file', (t) => {
+  const path = tempDb(t);
+  const a = openStore({ path });
+  const b = openStore({ path });
+  t.after(() => {
+    a.close();
+    b.close();
+  });
+  a.commit({ findings: [], states: [{ key: 'k', state: 'a1' }] });
+  b.commit({ findings: [], states: [{ key: 'k', state: 'b1' }, { key: 'j', state: 'b1' }] });
+  a.commit({ findings: [], states: [{ key: 'k', state: 'a2' }, { key: 'j', state: null }] });
+  assert.equal(b.getSessionState('k'), 'a2');
+  assert.equal(b.getSessionState('j'), undefined);
+  assert.deepEqual([...b.loadSessionStates()], [{ key: 'k', state: 'a2' }]);
 });
 
 test('the SQLite driver matches the running Node: better-sqlite3 12 below Node 22, 13 (Node-API) from 22', async () => {

@@ -1,0 +1,104 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SessionStateChange, SessionStateData } from './store.js';
+
+/**
+ * The `session_state` rows (schema 2): one row per session key, addressed by an integer id
+ * this class hands out and remembers (key -> id, loaded at open). A commit appends new sessions
+ * and updates known ones in place by id, without a key index whose random pages every commit
+ * would rewrite. Should another connection write the file (a second detector pointed at it by
+ * mistake, an overlapping restart), the map is reloaded before the next write: SQLite's
+ * data_version tells.
+ */
+export class SessionStateRows {
+  private readonly ids = new Map<string, number>();
+  private readonly loadIds: BetterSqlite3.Statement<[], { id: number; key: string }>;
+  private readonly dataVersion: BetterSqlite3.Statement<[], number>;
+  /** data_version when the map was last known to match the table. */
+  private version: number;
+  private readonly insert: BetterSqlite3.Statement<[string, number, SessionStateData]>;
+  private readonly update: BetterSqlite3.Statement<[number, SessionStateData, number]>;
+  private readonly remove: BetterSqlite3.Statement<[number]>;
+  private readonly getOne: BetterSqlite3.Statement<[number], { state: SessionStateData }>;
+  private readonly getAll: BetterSqlite3.Statement<[], { key: string; state: SessionStateData }>;
+  private readonly pruneOld: BetterSqlite3.Statement<[number], { key: string; id: number }>;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.insert = db.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
+    this.update = db.prepare('UPDATE session_state SET updated_ms = ?, state = ? WHERE id = ?');
+    this.remove = db.prepare('DELETE FROM session_state WHERE id = ?');
+    this.getOne = db.prepare('SELECT state FROM session_state WHERE id = ?');
+    // In id order: were a key ever stored twice, the newest row would be restored last and win.
+    this.getAll = db.prepare('SELECT key, state FROM session_state ORDER BY id');
+    this.pruneOld = db.prepare('DELETE FROM session_state WHERE updated_ms < ? RETURNING key, id');
+    this.loadIds = db.prepare('SELECT id, key FROM session_state ORDER BY id');
+    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.version = this.dataVersion.get()!;
+    this.reload();
+  }
+
+  /**
+   * Writes `changes` inside the caller's transaction, which must hold the write lock from its
+   * start (BEGIN IMMEDIATE), so that no other writer can slip in after the check below. Returns
+   * the key -> id changes to {@link apply} once that transaction committed (a rolled-back
+   * insert's id means nothing).
+   */
+  write(changes: SessionStateChange[], stampMs: number): Map<string, number | undefined> {
+    this.syncWithOtherWriters();
+    const made = new Map<string, number | undefined>();
+    for (const c of changes) {
+      const id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
+      if (c.state === null) {
+        if (id !== undefined) {
+          this.remove.run(id);
+          made.set(c.key, undefined);
+        }
+      } else if (id !== undefined) {
+        this.update.run(stampMs, c.state, id);
+      } else {
+        made.set(c.key, Number(this.insert.run(c.key, stampMs, c.state).lastInsertRowid));
+      }
+    }
+    return made;
+  }
+
+  /** Records what a committed {@link write} did. */
+  apply(made: Map<string, number | undefined>): void {
+    for (const [key, id] of made) {
+      if (id === undefined) this.ids.delete(key);
+      else this.ids.set(key, id);
+    }
+  }
+
+  get(key: string): SessionStateData | undefined {
+    this.syncWithOtherWriters();
+    const id = this.ids.get(key);
+    return id === undefined ? undefined : this.getOne.get(id)?.state;
+  }
+
+  all(): Array<{ key: string; state: SessionStateData }> {
+    return this.getAll.all();
+  }
+
+  /** Deletes rows last updated before `cutoffMs` (inside the caller's transaction); returns them. */
+  prune(cutoffMs: number): Array<{ key: string; id: number }> {
+    return this.pruneOld.all(cutoffMs);
+  }
+
+  /** Reloads the key -> id map when another connection committed since it was last known right. */
+  private syncWithOtherWriters(): void {
+    const v = this.dataVersion.get()!;
+    if (v === this.version) return;
+    this.version = v;
+    this.reload();
+  }
+
+  private reload(): void {
+    this.ids.clear();
+    for (const r of this.loadIds.all()) this.ids.set(r.key, r.id);
+  }
+
+  /** Forgets pruned rows once their transaction committed. */
+  forget(rows: Array<{ key: string; id: number }>): void {
+    for (const r of rows) if (this.ids.get(r.key) === r.id) this.ids.delete(r.key);
+  }
+}
