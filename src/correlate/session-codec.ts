@@ -23,6 +23,7 @@ import type {
   SessionState,
   SpanFact,
 } from './session-state.js';
+import { newSessionState } from './session-state.js';
 
 /**
  * First byte of a binary (format 3) session state. Formats 1 and 2 are JSON text and start with
@@ -171,21 +172,8 @@ export function decodeBinarySession(bytes: Uint8Array): SessionState {
   const r = new ByteReader(bytes);
   if (r.u8() !== BINARY_STATE_FORMAT) throw new TypeError('not a binary session state');
   const flags = r.u8();
-  const s: SessionState = {
-    key: r.str(),
-    stateless: (flags & S_STATELESS) !== 0,
-    lastActivityMs: r.f64(),
-    created: [],
-    ended: [],
-    events: [],
-    resumes: [],
-    guardForks: [],
-    requests: new Map(),
-    droppedEvents: {},
-    eventCounts: {},
-    knownIncarnations: {},
-    emitted: {},
-  };
+  const key = r.str();
+  const s = newSessionState(key, (flags & S_STATELESS) !== 0, r.f64());
   if (flags & S_SERVER_SERVICE) s.serverService = r.str();
   if (flags & S_CLIENT_SERVICE) s.clientService = r.str();
   if (flags & S_PENDING) s.pendingSinceMs = r.f64();
