@@ -44,7 +44,7 @@ import { SpanEmitter } from '../common/span-emitter.js';
 import { SseParser, DEFAULT_MAX_EVENT_CHARS, type SseEvent } from '../common/sse-parser.js';
 import { BoundedMap } from './bounded-map.js';
 import { forkOf } from './fork-registry.js';
-import { boundedSessionId, mayHaveBody, mediaType, readRequest, replaceBody, withBody } from './http-message.js';
+import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody } from './http-message.js';
 import { inspectData, inspectMessage, sameMessage, type MessageInfo } from './inspect-message.js';
 import { observeBody, observeBodyInPlace } from './observe-body.js';
 import { isSessionForkError } from './session-fork-error.js';
@@ -345,7 +345,10 @@ export class ClientInstrumentation {
         },
         end: () => undefined,
       });
-      return replaceBody(res, body);
+      // The Response itself stays untouched (a changed prototype or a new Response cost the SDK's
+      // hot paths more than the tap): its body's read methods are hooked, and `text()` and the
+      // other body methods read through them too.
+      return res;
     }
     // Only an InitializeResult carries an incarnation (inspectMessage): other JSON answers pass untouched.
     if (type === 'application/json' && sessionId && infosOf().some((i) => i.method === 'initialize')) {
