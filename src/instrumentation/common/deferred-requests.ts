@@ -33,10 +33,6 @@ export class DeferredRequests<E extends DeferredRequest> {
     private readonly onDue: (entry: E) => void,
   ) {}
 
-  get size(): number {
-    return this.items.size;
-  }
-
   add(entry: E): void {
     this.items.add(entry);
     this.arm();
