@@ -18,7 +18,7 @@ import { IngestPipeline } from '../src/service/ingest-pipeline.js';
 import { openStore } from '../src/storage/open-store.js';
 import { loadIngestPayloads } from './ingest-payloads.js';
 
-function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): number {
+export function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): number {
   const t0 = performance.now();
   let n = 0;
   for (const p of payloads) n += decode(p as never).spans.length;
@@ -26,7 +26,7 @@ function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanR
   return (performance.now() - t0) / 1000;
 }
 
-function endToEnd(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): { seconds: number; findings: number } {
+export function endToEnd(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): { seconds: number; findings: number } {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-bench-'));
   const store = openStore({ path: join(dir, 'bench.db') });
   let findings = 0;
@@ -64,17 +64,25 @@ export interface IngestBenchResult {
   bareDecodeSpansPerSec: number;
   endToEndSpansPerSec: number;
   endToEndForkwatchSpansPerSec: number;
-  /** end-to-end rate / bare decode rate, same payloads. */
+  /** Median over the rounds of end-to-end rate / bare decode rate, each round's pair run back to back. */
   ratio: number;
+  /** Lowest and highest per-round ratio: how much the machine's noise moved it. */
+  ratioRange: [number, number];
+  rounds: number;
   findings: number;
 }
 
-/** Median of `rounds` alternating bare/end-to-end rounds per format. */
-export function benchIngest(opts: { sessions?: number; forkwatchRatio?: number; rounds?: number } = {}): IngestBenchResult[] {
+/**
+ * Alternating bare/end-to-end round pairs per format: rates are medians over the rounds, the
+ * ratio is the median of the pairs' ratios (a pair runs back to back, so a burst of load from
+ * elsewhere on the machine tends to hit both of its halves). Protobuf rounds take about a
+ * second, so it gets more of them than JSON (about 7 s each).
+ */
+export function benchIngest(opts: { sessions?: number; forkwatchRatio?: number; rounds?: { protobuf: number; json: number } } = {}): IngestBenchResult[] {
   const payloads = loadIngestPayloads(opts.sessions ?? 3000, opts.forkwatchRatio ?? 0.2);
-  const rounds = opts.rounds ?? 3;
   const out: IngestBenchResult[] = [];
   for (const format of ['protobuf', 'json'] as const) {
+    const rounds = opts.rounds?.[format] ?? (format === 'protobuf' ? 9 : 3);
     const data = format === 'protobuf' ? payloads.protobuf : payloads.json;
     const decode = (format === 'protobuf' ? decodeProtobuf : decodeJson) as (p: never) => { spans: SpanRecord[] };
     bareDecode(data, decode); // warm-up
@@ -91,6 +99,7 @@ export function benchIngest(opts: { sessions?: number; forkwatchRatio?: number; 
     const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const bareRate = payloads.spans / med(bare);
     const e2eRate = payloads.spans / med(e2e);
+    const ratios = bare.map((b, i) => b / e2e[i]!);
     out.push({
       format,
       spans: payloads.spans,
@@ -98,7 +107,9 @@ export function benchIngest(opts: { sessions?: number; forkwatchRatio?: number; 
       bareDecodeSpansPerSec: bareRate,
       endToEndSpansPerSec: e2eRate,
       endToEndForkwatchSpansPerSec: payloads.forkwatchSpans / med(e2e),
-      ratio: e2eRate / bareRate,
+      ratio: med(ratios),
+      ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+      rounds,
       findings,
     });
   }

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     console.log('\n# Ingest end to end on one process: decode -> correlate -> SQLite group commit (WAL file),');
     console.log('# 512-span batches, 20% forkwatch spans (3,000 sessions, a seed fork every 50th), vs bare decode of the same payloads');
     for (const r of benchIngest()) {
-      console.log(`  ${r.format.padEnd(9)} bare decode ${fmt(r.bareDecodeSpansPerSec).padStart(11)} spans/s | end to end ${fmt(r.endToEndSpansPerSec).padStart(10)} spans/s = ${fmt(r.endToEndForkwatchSpansPerSec).padStart(9)} forkwatch spans/s | ratio ${r.ratio.toFixed(2)} | ${r.findings} findings`);
+      console.log(`  ${r.format.padEnd(9)} bare decode ${fmt(r.bareDecodeSpansPerSec).padStart(11)} spans/s | end to end ${fmt(r.endToEndSpansPerSec).padStart(10)} spans/s = ${fmt(r.endToEndForkwatchSpansPerSec).padStart(9)} forkwatch spans/s | ratio ${r.ratio.toFixed(2)} (${r.ratioRange[0].toFixed(2)}–${r.ratioRange[1].toFixed(2)} over ${r.rounds} round pairs) | ${r.findings} findings`);
     }
     console.log('  targets: >= 100,000 forkwatch spans/s end to end; ratio >= 0.50');
   }
