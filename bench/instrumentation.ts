@@ -202,6 +202,11 @@ export function spread(values: number[], resamples = 10_000): Spread {
  * request (getEventListeners, the MaxListenersExceededWarning past 1,500). Without the GC the list
  * swung between ~100 and ~1,250 entries from round to round, so a round's cost depended on when
  * the last major GC happened; with it every round starts at the same ~20.
+ *
+ * Not finer interleaving: alternating the variants in slices of 20 or 100 calls within a round
+ * was no less noisy on the shared 2-core machine (per-slice CPU per call moved ±25 % with the
+ * other tenant's load), and it leaves each slice's garbage and concurrent GC work to the next
+ * slice, the other variant's, which pulls the difference toward zero.
  */
 export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number } = {}): Promise<InstrumentationBenchResult> {
   const rounds = opts.rounds ?? 21;
