@@ -26,7 +26,15 @@ export class SseParser {
   /** Events discarded for exceeding the size bound. */
   oversized = 0;
 
-  constructor(private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS) {}
+  /**
+   * @param maxEventChars size bound of one event
+   * @param idsOnly complete only events that carry an `id:` (what the client records): the others,
+   *   most events of servers without an event store, are dropped without being assembled
+   */
+  constructor(
+    private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS,
+    private readonly idsOnly = false,
+  ) {}
 
   /** Feeds a chunk of text; returns the events it completed. */
   push(chunk: string): SseEvent[] {
@@ -71,14 +79,14 @@ export class SseParser {
 
   private line(line: string, out: SseEvent[]): void {
     if (line === '') {
-      if (!this.skipping && (this.data.length > 0 || this.id !== undefined)) {
+      if (!this.skipping && (this.id !== undefined || (this.data.length > 0 && !this.idsOnly))) {
         const ev: SseEvent = { event: this.event || 'message', data: this.data.join('\n') };
         if (this.id !== undefined) ev.id = this.id;
         out.push(ev);
       }
       this.id = undefined;
       this.event = '';
-      this.data = [];
+      if (this.data.length > 0) this.data = [];
       this.dataChars = 0;
       this.skipping = false;
       return;
