@@ -477,6 +477,8 @@ export class ClientInstrumentation {
   private hookOnMessage(transport: AttachableTransport, channel: Channel): void {
     let inner = transport.onmessage;
     const wrappers = new WeakMap<object, (message: unknown, extra?: unknown) => void>();
+    let lastInner: unknown;
+    let lastWrapper: ((message: unknown, extra?: unknown) => void) | undefined;
     let depth = 0;
     const observe = (message: unknown): void => {
       try {
@@ -492,6 +494,8 @@ export class ClientInstrumentation {
       get() {
         const h = inner;
         if (!h) return undefined;
+        // Read on every message: the handler of the last read is answered without a lookup.
+        if (h === lastInner) return lastWrapper;
         let w = wrappers.get(h);
         if (!w) {
           // Protocol.connect chains the previous handler inside its own: observe once per message.
@@ -506,6 +510,8 @@ export class ClientInstrumentation {
           };
           wrappers.set(h, w);
         }
+        lastInner = h;
+        lastWrapper = w;
         return w;
       },
       set(v) {
@@ -538,12 +544,13 @@ export class ClientInstrumentation {
   private hookRequest(client: AttachableClient, transport: AttachableTransport): void {
     const original = client.request;
     const self = this;
-    let pending = 0;
+    /** Requests of this client being tracked (bounded by maxPendingRequests). */
+    const counter = { pending: 0 };
     client.request = function (this: unknown, request: any, schema: any, options?: any) {
       let r: TrackedRequest | undefined;
       let opts = options;
       try {
-        if (pending < self.maxPendingRequests) {
+        if (counter.pending < self.maxPendingRequests) {
           const next = (client as { _requestMessageId?: unknown })._requestMessageId;
           const id = typeof next === 'number' ? String(next) : undefined;
           const appToken = request?.params?._meta?.progressToken;
@@ -569,7 +576,7 @@ export class ClientInstrumentation {
             opts = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
           }
           r = tracked;
-          pending++;
+          counter.pending++;
           // initialize marks a new life for the correlator: never held back.
           if (self.requestSpanDelayMs <= 0 || method === 'initialize') self.emitSent(tracked);
           else self.heldRequests.add(tracked);
@@ -583,43 +590,45 @@ export class ClientInstrumentation {
         result = original.call(this, request, schema, opts);
       } catch (err) {
         if (r) {
-          pending--;
+          counter.pending--;
           self.heldRequests.delete(r);
         }
         throw err;
       }
       if (r) {
         const s = r;
-        const settle = (outcome: Outcome): void => {
-          pending--;
-          try {
-            const held = self.heldRequests.delete(s);
-            // Answered in time: it could not have been orphaned, so it costs no span.
-            if (held && (outcome === 'answered' || outcome === 'error')) return;
-            if (!s.sentEmitted) self.emitSent(s);
-            const inc = self.incarnationOf_(s.sessionId);
-            self.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, self.maxSessionIdChars), {
-              [ATTR_MCP_METHOD_NAME]: s.method,
-              [ATTR_JSONRPC_REQUEST_ID]: s.id,
-              [ATTR_PROGRESS_TOKEN]: s.token,
-              [ATTR_REQUEST_OUTCOME]: outcome,
-              [ATTR_REQUEST_DURATION_MS]: epochNow() - s.at,
-              [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
-              [ATTR_SESSION_INCARNATION]: inc,
-              [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
-            });
-          } catch (err) {
-            self.hookFailures++;
-            self.log.debug('settle hook failed', err);
-          }
-        };
         result.then(
-          () => settle('answered'),
-          (err: unknown) => settle(classify(err, options?.signal, forkOf(client) ?? forkOf(transport))),
+          () => self.settle(s, 'answered', counter, transport),
+          (err: unknown) => self.settle(s, classify(err, options?.signal, forkOf(client) ?? forkOf(transport)), counter, transport),
         );
       }
       return result;
     } as AttachableClient['request'];
+  }
+
+  /** A hooked request stopped waiting: its spans, unless it was answered while held back. Never throws. */
+  private settle(s: TrackedRequest, outcome: Outcome, counter: { pending: number }, transport: AttachableTransport): void {
+    counter.pending--;
+    try {
+      const held = this.heldRequests.delete(s);
+      // Answered in time: it could not have been orphaned, so it costs no span.
+      if (held && (outcome === 'answered' || outcome === 'error')) return;
+      if (!s.sentEmitted) this.emitSent(s);
+      const inc = this.incarnationOf_(s.sessionId);
+      this.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, this.maxSessionIdChars), {
+        [ATTR_MCP_METHOD_NAME]: s.method,
+        [ATTR_JSONRPC_REQUEST_ID]: s.id,
+        [ATTR_PROGRESS_TOKEN]: s.token,
+        [ATTR_REQUEST_OUTCOME]: outcome,
+        [ATTR_REQUEST_DURATION_MS]: epochNow() - s.at,
+        [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
+        [ATTR_SESSION_INCARNATION]: inc,
+        [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
+      });
+    } catch (err) {
+      this.hookFailures++;
+      this.log.debug('settle hook failed', err);
+    }
   }
 
   /** `forkwatch.request.sent` of a hooked request, stamped with its send time. Never throws. */

@@ -1,9 +1,11 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, propagation, type Context } from '@opentelemetry/api';
 
 /** What forkwatch knows of one HTTP request while it is handled. Internal. */
 export interface RequestContext {
   req: IncomingMessage;
+  /** The response of a request `wrapHandler` saw (undefined for one a transport met first). */
+  res?: ServerResponse | undefined;
   /**
    * The request this one was made inside: a synthetic request a handler feeds a transport while
    * serving a real one. Learnt when the transport creates its session (see `presenting`).
