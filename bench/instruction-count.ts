@@ -17,7 +17,7 @@ function count(variant: 'plain' | 'instrumented', calls: number): Promise<number
   return new Promise((resolve, reject) => {
     const child = spawn(
       'valgrind',
-      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', script],
+      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', '--expose-gc', script],
       { env: { ...process.env, VARIANT: variant, N: String(calls) }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
