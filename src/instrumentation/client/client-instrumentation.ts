@@ -385,7 +385,11 @@ export class ClientInstrumentation {
 
   /** Text of an SSE body as the consumer decodes it; one handler for every tap. */
   private readonly sseText = (tap: SseTap, t: string): void => {
-    for (const ev of tap.push(t)) if (ev.id !== undefined) this.onSseEvent(tap.channel, ev, tap.sessionId, this.streamIdOf(tap), tap.ctx);
+    const events = tap.push(t);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.id !== undefined) this.onSseEvent(tap.channel, ev, tap.sessionId, this.streamIdOf(tap), tap.ctx);
+    }
     this.oversized += tap.oversized;
     tap.oversized = 0;
   };

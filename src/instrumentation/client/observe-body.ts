@@ -133,13 +133,21 @@ function hookDecoderStream(transform: unknown, observer: BodyObserver): boolean 
   return true;
 }
 
+/** Observers of streams hooked through {@link HOOKED_STREAM}, by stream. */
+const streamObservers = new WeakMap<object, BodyObserver>();
+
 /**
- * Takes the observer off a hooked stream and removes the hooks, newest first: V8 undoes the
- * deletion of an object's last-added property by returning to its previous hidden class, so the
- * stream leaves with the shape it came with (another order turns it into a slow dictionary-mode
- * object for the rest of its life, in the consumer's code).
+ * Takes the observer off a hooked stream and removes the hooks. Own-property hooks go newest
+ * first: V8 undoes the deletion of an object's last-added property by returning to its previous
+ * hidden class, where another order leaves a slow dictionary-mode object in the consumer's code.
  */
 function unhook(stream: object): BodyObserver | undefined {
+  if (Object.getPrototypeOf(stream) === HOOKED_STREAM) {
+    Object.setPrototypeOf(stream, ReadableStream.prototype);
+    const observer = streamObservers.get(stream);
+    streamObservers.delete(stream);
+    return observer;
+  }
   const target = stream as Record<string | symbol, unknown>;
   if (!Object.prototype.hasOwnProperty.call(target, OBSERVER)) return undefined;
   const observer = target[OBSERVER] as BodyObserver | undefined;
@@ -169,13 +177,28 @@ const readDescriptors = READ_METHODS.map((k): [string | symbol, PropertyDescript
   { configurable: true, writable: true, value: k === 'pipeThrough' ? hookedPipeThrough : hookedRead(k) },
 ]);
 
+/** ReadableStream.prototype with the read methods hooked: what a plain stream is switched to. */
+const HOOKED_STREAM: object = Object.create(ReadableStream.prototype, Object.fromEntries(readDescriptors));
+
 /**
  * Observes `body` in place, with no new stream when the consumer decodes it the way the MCP SDK
  * does (`body.pipeThrough(new TextDecoderStream())`): that decoder's output is the observed text.
  * Any other first read (getReader, pipeTo, tee, iteration) goes through {@link observeBody}
- * instead. The hooks are own properties of this one stream, removed at the first read.
+ * instead. Until its first read the stream inherits from a copy of ReadableStream.prototype with
+ * the read methods hooked, and gets its own prototype back at that read.
+ *
+ * Why a prototype switch and no own properties: Node 20's web streams are made transferable one
+ * by one, and no two share a hidden class, so every property added to a body built a new hidden
+ * class and descriptor array (~2 KB a response, seven of them); the switch builds one, and
+ * leaves no own property behind. A stream of any other prototype (a subclass) gets own-property
+ * hooks instead, removed at the first read.
  */
 export function observeBodyInPlace(body: ReadableStream<Uint8Array>, observer: BodyObserver): void {
+  if (Object.getPrototypeOf(body) === ReadableStream.prototype) {
+    streamObservers.set(body, observer);
+    Object.setPrototypeOf(body, HOOKED_STREAM);
+    return;
+  }
   for (let i = 0; i < readDescriptors.length; i++) Object.defineProperty(body, readDescriptors[i]![0], readDescriptors[i]![1]);
   // Defined last so that it goes first (see unhook).
   defineObserver(body, observer);

@@ -8,6 +8,9 @@ export interface SseEvent {
   data: string;
 }
 
+/** What push returns when nothing completed; never mutated. */
+const NO_EVENTS: readonly SseEvent[] = Object.freeze([]);
+
 /** Largest event (bytes of buffered text) the parser keeps; a larger one is skipped, not buffered. Default 1 MiB. */
 export const DEFAULT_MAX_EVENT_CHARS = 1024 * 1024;
 
@@ -36,8 +39,9 @@ export class SseParser {
     private readonly idsOnly = false,
   ) {}
 
-  /** Feeds a chunk of text; returns the events it completed. */
-  push(chunk: string): SseEvent[] {
+  /** Feeds a chunk of text; returns the events it completed (a shared empty array when none). */
+  push(chunk: string): readonly SseEvent[] {
+    if (this.idsOnly && this.idFree(chunk)) return NO_EVENTS;
     const out: SseEvent[] = [];
     this.buf += chunk;
     let start = 0;
@@ -55,6 +59,26 @@ export class SseParser {
       this.beginSkip();
     }
     return out;
+  }
+
+  /**
+   * True when `chunk` can be passed over whole: no event is under way, it ends with a blank line
+   * (whole events only), no line of it starts with `id`, and it is too short to hold an oversized
+   * event. A server without an event store sends nothing else, one such chunk per answer.
+   */
+  private idFree(chunk: string): boolean {
+    return (
+      this.buf.length === 0 &&
+      this.data.length === 0 &&
+      this.id === undefined &&
+      this.event === '' &&
+      !this.skipping &&
+      chunk.length * 2 < this.maxEventChars &&
+      chunk.endsWith('\n\n') &&
+      !chunk.startsWith('id') &&
+      !chunk.includes('\nid') &&
+      !chunk.includes('\rid')
+    );
   }
 
   private nextLineEnd(from: number): number {
