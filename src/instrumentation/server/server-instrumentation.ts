@@ -146,21 +146,20 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
    * and its once-wrapper per request were garbage on the host's hot path). So at most 64 or half
    * the map are finished requests waiting for a sweep.
    */
-  const presenting = new Map<string, RequestContext>();
+  const presenting = new Map<string, { ctx: RequestContext; res: ServerResponse }>();
   let presentingSweepAt = 64;
-  const present = (sid: string, c: RequestContext): void => {
+  const present = (sid: string, ctx: RequestContext, res: ServerResponse): void => {
     if (presenting.size >= presentingSweepAt) {
-      for (const [k, v] of presenting) if (v.res === undefined || v.res.closed) presenting.delete(k);
+      for (const [k, v] of presenting) if (v.res.closed) presenting.delete(k);
       presentingSweepAt = Math.max(64, presenting.size * 2);
     }
-    if (presenting.size < maxTrackedSessions || presenting.has(sid)) presenting.set(sid, c);
+    if (presenting.size < maxTrackedSessions || presenting.has(sid)) presenting.set(sid, { ctx, res });
   };
 
-  const newContext = (req: IncomingMessage, wrapped: boolean, res?: ServerResponse): RequestContext => {
+  const newContext = (req: IncomingMessage, wrapped: boolean): RequestContext => {
     // Every field present from the start: one object shape for every request.
     const ctx: RequestContext = {
-      req,
-      res,
+      headers: req.headers,
       parent: undefined,
       wrapped,
       method: (req.method ?? 'unknown').toUpperCase(),
@@ -182,8 +181,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const creatorOf = (ctx: RequestContext, sessionId: string): RequestContext => {
     const root = rootOf(ctx);
     if (root.wrapped) return root;
-    const outer = presenting.get(sessionId);
-    if (outer === undefined || outer === root || outer.res?.closed === true) return root;
+    const entry = presenting.get(sessionId);
+    const outer = entry === undefined || entry.res.closed ? undefined : entry.ctx;
+    if (outer === undefined || outer === root) return root;
     root.parent = outer;
     return outer;
   };
@@ -596,8 +596,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       try {
         // Wrapped twice around one request (an app's wrapper around a guard's): the outer one records.
         if (contextOf(req) === undefined) {
-          const c = newContext(req, true, res);
-          if (c.sessionIdHeader !== undefined) present(c.sessionIdHeader, c);
+          const c = newContext(req, true);
+          if (c.sessionIdHeader !== undefined) present(c.sessionIdHeader, c, res);
           if (c.lastEventId !== undefined) {
             tapResponse(res, {
               onHead: (status, header) => {
