@@ -55,7 +55,7 @@ function buildMcp(): McpServer {
   return mcp;
 }
 
-export async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Variant> {
+export async function startVariant(instrumented: boolean, otlpUrl: string, opts: { requestSpanDelayMs?: number } = {}): Promise<Variant> {
   const providers: BasicTracerProvider[] = [];
   const provider = (service: string): BasicTracerProvider => {
     const p = new BasicTracerProvider({
@@ -65,7 +65,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string): Prom
     providers.push(p);
     return p;
   };
-  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server') }) : undefined;
+  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...opts }) : undefined;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = req.headers['mcp-session-id'];
@@ -82,7 +82,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string): Prom
   };
   const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
   const url = await listen(http);
-  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client') }) : undefined;
+  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), clientFw ? { fetch: clientFw.wrapFetch() } : {});
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);

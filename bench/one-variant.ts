@@ -6,7 +6,8 @@
 import { otlpSink, round, startVariant } from './instrumentation.js';
 
 const sink = await otlpSink();
-const v = await startVariant(process.env.VARIANT === 'instrumented', sink.url);
+const delay = process.env.REQUEST_SPAN_DELAY_MS;
+const v = await startVariant(process.env.VARIANT === 'instrumented', sink.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) });
 await round(v, 300, 4);
 // The timed calls start from a full GC, and after the finalizers it queued (a 20-call round lets
 // them run): the SDK transport's AbortSignal collects one undici abort listener per request
