@@ -9,6 +9,16 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * requestSpanDelayMs under valgrind, in place of the default 1 s. Valgrind runs node ~50 times
+ * slower, so with four calls in flight a call takes about a second of wall time: at the default,
+ * a load-dependent share of calls outlived the delay and emitted the spans that the same calls
+ * answered in milliseconds never emit (a 100-call run exported 3.7 KB instead of 2.1 KB), and
+ * the count moved with the machine's load. Scaled by the slowdown, the same calls are held back
+ * as in real time.
+ */
+const VALGRIND_SPAN_DELAY_MS = 100_000;
+
 const SHORT = 100;
 const LONG = 500;
 
@@ -17,8 +27,8 @@ function count(variant: 'plain' | 'instrumented', calls: number): Promise<number
   return new Promise((resolve, reject) => {
     const child = spawn(
       'valgrind',
-      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', script],
-      { env: { ...process.env, VARIANT: variant, N: String(calls) }, stdio: ['ignore', 'pipe', 'pipe'] },
+      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', '--expose-gc', script],
+      { env: { ...process.env, VARIANT: variant, N: String(calls), REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS) }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

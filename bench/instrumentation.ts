@@ -55,7 +55,7 @@ function buildMcp(): McpServer {
   return mcp;
 }
 
-export async function startVariant(instrumented: boolean, otlpUrl: string): Promise<Variant> {
+export async function startVariant(instrumented: boolean, otlpUrl: string, opts: { requestSpanDelayMs?: number } = {}): Promise<Variant> {
   const providers: BasicTracerProvider[] = [];
   const provider = (service: string): BasicTracerProvider => {
     const p = new BasicTracerProvider({
@@ -65,7 +65,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string): Prom
     providers.push(p);
     return p;
   };
-  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server') }) : undefined;
+  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...opts }) : undefined;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = req.headers['mcp-session-id'];
@@ -82,7 +82,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string): Prom
   };
   const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
   const url = await listen(http);
-  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client') }) : undefined;
+  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), clientFw ? { fetch: clientFw.wrapFetch() } : {});
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);
@@ -124,39 +124,106 @@ export async function round(v: Variant, calls: number, concurrency: number): Pro
   return calls / s;
 }
 
+/** A median with the uncertainty of it: what a reader needs to tell 3 % from 6 %. */
+export interface Spread {
+  median: number;
+  /** Interquartile range of the per-pair values: how much single pairs disagree. */
+  q1: number;
+  q3: number;
+  /** Bootstrap 90 % interval of the median (pairs resampled with replacement). */
+  lo: number;
+  hi: number;
+}
+
 export interface InstrumentationBenchResult {
+  rounds: number;
+  callsPerRound: number;
   /** Median calls/s over the rounds. */
   plainCallsPerSec: number;
   instrumentedCallsPerSec: number;
-  /** Median over round pairs of 1 - instrumented/plain calls/s: the share of throughput instrumentation costs. */
-  overhead: number;
+  /** Over round pairs, 1 - instrumented/plain calls/s: the share of throughput instrumentation costs. */
+  overhead: Spread;
   /** Median process CPU per call, µs (client, server and exporter share the process). */
   plainCpuUsPerCall: number;
   instrumentedCpuUsPerCall: number;
-  /** Median over round pairs of instrumented/plain CPU per call - 1: unlike wall time, blind to other processes' load. */
-  cpuOverhead: number;
+  /** Over round pairs, instrumented/plain CPU per call - 1: unlike wall time, blind to other processes' load. */
+  cpuOverhead: Spread;
 }
 
 /** Calls run untimed before each timed round, so a round starts with its own variant's code and sockets hot. */
 const ROUND_WARMUP_CALLS = 20;
 
+const quantile = (sorted: number[], q: number): number => {
+  const i = (sorted.length - 1) * q;
+  const lo = Math.floor(i);
+  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (i - lo);
+};
+
+/**
+ * Median, quartiles and a percentile-bootstrap 90 % interval of the median. The resampling uses a
+ * fixed-seed generator so the same pairs always give the same interval.
+ */
+export function spread(values: number[], resamples = 10_000): Spread {
+  const sorted = [...values].sort((x, y) => x - y);
+  let seed = 0x9e3779b9;
+  const rand = (): number => {
+    // xorshift32: deterministic, and plenty for picking indices.
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 0x100000000;
+  };
+  const medians = new Float64Array(resamples);
+  const sample = new Array<number>(values.length);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < values.length; i++) sample[i] = values[Math.floor(rand() * values.length)]!;
+    sample.sort((x, y) => x - y);
+    medians[r] = quantile(sample, 0.5);
+  }
+  medians.sort();
+  return {
+    median: quantile(sorted, 0.5),
+    q1: quantile(sorted, 0.25),
+    q3: quantile(sorted, 0.75),
+    lo: medians[Math.floor(resamples * 0.05)]!,
+    hi: medians[Math.ceil(resamples * 0.95) - 1]!,
+  };
+}
+
 /**
  * Interleaved A/B rounds. Each round pair is compared on its own (pairs run back to back, so
- * drift in the machine's load hits both), and the median pair is reported.
+ * drift in the machine's load hits both), and the median pair is reported with its spread.
+ *
+ * Every timed round starts from a full GC (when the process runs with --expose-gc, as
+ * `npm run bench` does), for both variants alike. Two reasons. Garbage one round leaves would
+ * otherwise be collected in the next, which belongs to the other variant. And the SDK client
+ * transport passes one AbortSignal to every fetch; undici adds an abort listener per request that
+ * goes only when a major GC finalizes the request, and scans that listener list on every new
+ * request (getEventListeners, the MaxListenersExceededWarning past 1,500). Without the GC the list
+ * swung between ~100 and ~1,250 entries from round to round, so a round's cost depended on when
+ * the last major GC happened; with it every round starts at the same ~20.
+ *
+ * Not finer interleaving: alternating the variants in slices of 20 or 100 calls within a round
+ * was no less noisy on the shared 2-core machine (per-slice CPU per call moved ±25 % with the
+ * other tenant's load), and it leaves each slice's garbage and concurrent GC work to the next
+ * slice, the other variant's, which pulls the difference toward zero.
  */
 export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number } = {}): Promise<InstrumentationBenchResult> {
   const rounds = opts.rounds ?? 21;
-  const calls = opts.calls ?? 300;
+  const calls = opts.calls ?? 1000;
   const concurrency = opts.concurrency ?? 4;
+  const gc = (globalThis as { gc?: () => void }).gc;
   const sink = await otlpSink();
   const plain = await startVariant(false, sink.url);
   const inst = await startVariant(true, sink.url);
   // Warm-up both, interleaved, long enough for the JIT to settle (throughput still climbs after 100 calls).
   for (let i = 0; i < 3; i++) {
-    await round(plain, 200, concurrency);
-    await round(inst, 200, concurrency);
+    await round(plain, 300, concurrency);
+    await round(inst, 300, concurrency);
   }
   const timed = async (v: Variant): Promise<{ rate: number; cpuUs: number }> => {
+    gc?.();
+    // Also lets the finalizers the GC queued run (they remove the abort listeners).
     await round(v, ROUND_WARMUP_CALLS, concurrency);
     return measured(v, calls, concurrency);
   };
@@ -175,13 +242,15 @@ export async function benchInstrumentation(opts: { rounds?: number; calls?: numb
   await plain.close();
   await inst.close();
   await sink.close();
-  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]): number => quantile([...xs].sort((x, y) => x - y), 0.5);
   return {
+    rounds,
+    callsPerRound: calls,
     plainCallsPerSec: median(a.map((r) => r.rate)),
     instrumentedCallsPerSec: median(b.map((r) => r.rate)),
-    overhead: median(a.map((r, i) => 1 - b[i]!.rate / r.rate)),
+    overhead: spread(a.map((r, i) => 1 - b[i]!.rate / r.rate)),
     plainCpuUsPerCall: median(a.map((r) => r.cpuUs)),
     instrumentedCpuUsPerCall: median(b.map((r) => r.cpuUs)),
-    cpuOverhead: median(a.map((r, i) => b[i]!.cpuUs / r.cpuUs - 1)),
+    cpuOverhead: spread(a.map((r, i) => b[i]!.cpuUs / r.cpuUs - 1)),
   };
 }

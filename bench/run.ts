@@ -6,7 +6,7 @@ import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
 import { benchInstructionCount } from './instruction-count.js';
-import { benchInstrumentation } from './instrumentation.js';
+import { benchInstrumentation, type Spread } from './instrumentation.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -18,11 +18,14 @@ async function main(): Promise<void> {
 
   if (want('instrumentation')) {
     console.log('\n# Instrumentation overhead: tool calls/s through a real MCP SDK client and server (loopback HTTP),');
-    console.log('# both sides instrumented (default options), BatchSpanProcessor + OTLP/proto exporter; 21 interleaved round pairs, medians');
     const r = await benchInstrumentation();
+    console.log(`# both sides instrumented (default options), BatchSpanProcessor + OTLP/proto exporter; ${r.rounds} interleaved round pairs of ${r.callsPerRound} calls,`);
+    console.log('# medians of the paired ratios; [90% bootstrap interval of the median] (interquartile range of the pairs)');
+    const sp = (s: Spread): string => `${pct(s.median).padStart(6)} [${pct(s.lo)}, ${pct(s.hi)}] (${pct(s.q1)} – ${pct(s.q3)})`;
     console.log(`  plain           ${fmt(r.plainCallsPerSec).padStart(10)} calls/s   ${fmt(r.plainCpuUsPerCall).padStart(6)} µs CPU/call`);
     console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s   ${fmt(r.instrumentedCpuUsPerCall).padStart(6)} µs CPU/call`);
-    console.log(`  overhead        ${pct(r.overhead).padStart(10)} throughput   ${pct(r.cpuOverhead).padStart(6)} CPU per call   (target < 5%)`);
+    console.log(`  overhead, throughput   ${sp(r.overhead)}   (target < 5%)`);
+    console.log(`  overhead, CPU per call ${sp(r.cpuOverhead)}`);
   }
 
   // Opt-in (minutes under valgrind): the load-independent figure of the same comparison.

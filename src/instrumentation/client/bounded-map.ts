@@ -14,12 +14,21 @@ export class BoundedMap<K, V> {
     return this.map.size;
   }
 
+  /**
+   * The most recently used key, while `hasNewest`: most reads are of the session just used
+   * (every request of one client), and re-inserting the newest key would change nothing.
+   */
+  private newest: K | undefined;
+  private hasNewest = false;
+
   /** Reads and marks as recently used. */
   get(key: K): V | undefined {
     const v = this.map.get(key);
-    if (v !== undefined) {
+    if (v !== undefined && !(this.hasNewest && this.newest === key)) {
       this.map.delete(key);
       this.map.set(key, v);
+      this.newest = key;
+      this.hasNewest = true;
     }
     return v;
   }
@@ -37,7 +46,11 @@ export class BoundedMap<K, V> {
         this.evicted++;
       }
     }
-    if (this.limit > 0) this.map.set(key, value);
+    if (this.limit > 0) {
+      this.map.set(key, value);
+      this.newest = key;
+      this.hasNewest = true;
+    }
   }
 
   /** The value under `key`, created by `make` when absent. */
@@ -51,6 +64,10 @@ export class BoundedMap<K, V> {
   }
 
   delete(key: K): boolean {
+    if (this.hasNewest && this.newest === key) {
+      this.hasNewest = false;
+      this.newest = undefined;
+    }
     return this.map.delete(key);
   }
 }

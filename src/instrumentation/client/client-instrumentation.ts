@@ -44,9 +44,9 @@ import { SpanEmitter } from '../common/span-emitter.js';
 import { SseParser, DEFAULT_MAX_EVENT_CHARS, type SseEvent } from '../common/sse-parser.js';
 import { BoundedMap } from './bounded-map.js';
 import { forkOf } from './fork-registry.js';
-import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody } from './http-message.js';
+import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody, type OutgoingRequest } from './http-message.js';
 import { inspectData, inspectMessage, sameMessage, type MessageInfo } from './inspect-message.js';
-import { observeBody, observeBodyInPlace } from './observe-body.js';
+import { observeBody, observeBodyInPlace, type BodyObserver } from './observe-body.js';
 import { isSessionForkError } from './session-fork-error.js';
 import type { ClientInstrumentationOptions, FetchLike } from './types.js';
 
@@ -147,6 +147,26 @@ export class ClientInstrumentation {
   private readonly heldRequests: DeferredRequests<TrackedRequest>;
   private hookFailures = 0;
   private oversized = 0;
+  /** The request headers propagation.inject is writing for, and their copy once it wrote. */
+  private injecting: Headers | undefined;
+  private injected: Headers | undefined;
+  /** The caller set its own traceparent: it is kept, and nothing else is injected either. */
+  private injectRefused = false;
+  /** One setter for every request: a closure per call was garbage on the host's hot path. */
+  private readonly injectSetter = {
+    set: (_carrier: unknown, k: string, v: string): void => {
+      const own = this.injecting;
+      if (own === undefined || this.injectRefused) return;
+      if (this.injected === undefined) {
+        if (own.has('traceparent')) {
+          this.injectRefused = true;
+          return;
+        }
+        this.injected = new Headers(own);
+      }
+      this.injected.set(k, v);
+    },
+  };
 
   constructor(options: ClientInstrumentationOptions = {}) {
     this.emitter = new SpanEmitter({
@@ -226,26 +246,29 @@ export class ClientInstrumentation {
 
   private async fetchThrough(channel: Channel, inner: FetchLike, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
     const ctx = context.active();
-    let seen: ReturnType<typeof readRequest> | undefined;
+    let seen: OutgoingRequest | undefined;
     let infos: JsonRpcInfo[] = NO_INFOS;
     let callInit = init;
     try {
       seen = readRequest(input, init);
       // With a hooked client the body is parsed only if an answer needs it (lazily, in onResponse).
       if (seen.method === 'POST' && seen.body !== undefined && !channel.requestsByClient) infos = describeText(seen.body, this.maxParseChars);
-      if (this.injectTraceContext && !seen.headers.has('traceparent')) {
-        // The caller's headers are never changed: a copy is made only if the propagator sets something.
-        const own = seen.headers;
-        let injected: Headers | undefined;
-        propagation.inject(ctx, own, {
-          set: (_carrier, k, v) => {
-            injected ??= new Headers(own);
-            injected.set(k, v);
-          },
-        });
-        if (injected) {
-          seen.headers = injected;
-          callInit = { ...init, headers: injected };
+      if (this.injectTraceContext) {
+        // The caller's headers are never changed: a copy is made only if the propagator sets
+        // something, and only then is a traceparent of the caller's own looked for (with none
+        // active, or with the API's no-op propagator, nothing is set and nothing is looked up).
+        this.injecting = seen.headers;
+        try {
+          propagation.inject(ctx, seen.headers, this.injectSetter);
+          const injected = this.injected;
+          if (injected) {
+            seen.headers = injected;
+            callInit = { ...init, headers: injected };
+          }
+        } finally {
+          this.injecting = undefined;
+          this.injected = undefined;
+          this.injectRefused = false;
         }
       }
       if (!channel.requestsByClient) this.onRequests(seen, infos, ctx);
@@ -264,7 +287,7 @@ export class ClientInstrumentation {
     }
   }
 
-  private onRequests(req: ReturnType<typeof readRequest>, infos: JsonRpcInfo[], ctx: Context): void {
+  private onRequests(req: OutgoingRequest, infos: JsonRpcInfo[], ctx: Context): void {
     if (infos.length === 0) return;
     const sessionId = boundedSessionId(req.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const protocol = req.headers.get(HEADER_PROTOCOL_VERSION) ?? undefined;
@@ -288,20 +311,21 @@ export class ClientInstrumentation {
     }
   }
 
-  private onResponse(channel: Channel, req: ReturnType<typeof readRequest>, parsed: JsonRpcInfo[], res: Response, ctx: Context): Response {
-    let infos = parsed;
-    const infosOf = (): JsonRpcInfo[] => {
-      if (infos === NO_INFOS && req.method === 'POST' && req.body !== undefined) infos = describeText(req.body, this.maxParseChars);
-      return infos;
-    };
+  /** The JSON-RPC messages of a request body, parsed on first need when the fetch did not. */
+  private infosOf(req: OutgoingRequest, infos: JsonRpcInfo[]): JsonRpcInfo[] {
+    if (infos === NO_INFOS && req.method === 'POST' && req.body !== undefined) return describeText(req.body, this.maxParseChars);
+    return infos;
+  }
+
+  private onResponse(channel: Channel, req: OutgoingRequest, parsed: JsonRpcInfo[], res: Response, ctx: Context): Response {
     const presented = boundedSessionId(req.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const answered = boundedSessionId(res.headers.get(HEADER_SESSION_ID), this.maxSessionIdChars);
     const sessionId = answered ?? presented;
     const incHeader = res.headers.get(HEADER_SESSION_INCARNATION) ?? undefined;
     const incAnswered = incHeader && incHeader.length <= 256 ? incHeader : undefined;
-    const previous = sessionId ? this.sessions.get(sessionId)?.incarnation : undefined;
     const lastEventId = req.headers.get(HEADER_LAST_EVENT_ID) ?? undefined;
     if (lastEventId !== undefined) {
+      const previous = sessionId ? this.sessions.get(sessionId)?.incarnation : undefined;
       const idChanged = answered !== undefined && presented !== undefined && answered !== presented;
       const incChanged = incAnswered !== undefined && previous !== undefined && incAnswered !== previous;
       const s = res.status;
@@ -327,31 +351,14 @@ export class ClientInstrumentation {
     if (!res.body || !mayHaveBody(res.status) || !res.ok) return res;
     const type = mediaType(res.headers.get('content-type'));
     if (type === 'text/event-stream') {
-      // Named at the first event with an id: most answers of servers without an event store have none.
-      let name: string | undefined;
-      const streamId = (): string => {
-        if (name !== undefined) return name;
-        const firstId = req.method === 'POST' ? infosOf().find((i) => i.id !== undefined)?.id : undefined;
-        name = req.method === 'POST' ? `post:${firstId ?? ''}` : lastEventId !== undefined ? (this.streamIndex.get(`${presented ?? ''}\u0000${lastEventId}`) ?? 'get') : 'get';
-        return name;
-      };
-      const parser = new SseParser(this.maxEventChars);
-      const body = res.body;
-      observeBodyInPlace(body, {
-        text: (t) => {
-          for (const ev of parser.push(t)) if (ev.id !== undefined) this.onSseEvent(channel, ev, sessionId, streamId(), ctx);
-          this.oversized += parser.oversized;
-          parser.oversized = 0;
-        },
-        end: () => undefined,
-      });
       // The Response itself stays untouched (a changed prototype or a new Response cost the SDK's
       // hot paths more than the tap): its body's read methods are hooked, and `text()` and the
       // other body methods read through them too.
+      observeBodyInPlace(res.body, new SseTap(this.sseText, this.maxEventChars, channel, req, parsed, sessionId, presented, lastEventId, ctx));
       return res;
     }
     // Only an InitializeResult carries an incarnation (inspectMessage): other JSON answers pass untouched.
-    if (type === 'application/json' && sessionId && infosOf().some((i) => i.method === 'initialize')) {
+    if (type === 'application/json' && sessionId && this.infosOf(req, parsed).some((i) => i.method === 'initialize')) {
       let text = '';
       let over = false;
       const body = observeBody(res.body, {
@@ -374,6 +381,32 @@ export class ClientInstrumentation {
       return withBody(res, body);
     }
     return res;
+  }
+
+  /** Text of an SSE body as the consumer decodes it; one handler for every tap. */
+  private readonly sseText = (tap: SseTap, t: string): void => {
+    const events = tap.push(t);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.id !== undefined) this.onSseEvent(tap.channel, ev, tap.sessionId, this.streamIdOf(tap), tap.ctx);
+    }
+    this.oversized += tap.oversized;
+    tap.oversized = 0;
+  };
+
+  /** Named at the first event with an id: most answers of servers without an event store have none. */
+  private streamIdOf(tap: SseTap): string {
+    if (tap.streamId !== undefined) return tap.streamId;
+    const req = tap.req;
+    let name: string;
+    if (req.method === 'POST') {
+      const firstId = this.infosOf(req, tap.infos).find((i) => i.id !== undefined)?.id;
+      name = `post:${firstId ?? ''}`;
+    } else {
+      name = tap.lastEventId !== undefined ? (this.streamIndex.get(`${tap.presented ?? ''}\u0000${tap.lastEventId}`) ?? 'get') : 'get';
+    }
+    tap.streamId = name;
+    return name;
   }
 
   private onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, streamId: string, ctx: Context): void {
@@ -448,6 +481,8 @@ export class ClientInstrumentation {
   private hookOnMessage(transport: AttachableTransport, channel: Channel): void {
     let inner = transport.onmessage;
     const wrappers = new WeakMap<object, (message: unknown, extra?: unknown) => void>();
+    let lastInner: unknown;
+    let lastWrapper: ((message: unknown, extra?: unknown) => void) | undefined;
     let depth = 0;
     const observe = (message: unknown): void => {
       try {
@@ -463,6 +498,8 @@ export class ClientInstrumentation {
       get() {
         const h = inner;
         if (!h) return undefined;
+        // Read on every message: the handler of the last read is answered without a lookup.
+        if (h === lastInner) return lastWrapper;
         let w = wrappers.get(h);
         if (!w) {
           // Protocol.connect chains the previous handler inside its own: observe once per message.
@@ -477,6 +514,8 @@ export class ClientInstrumentation {
           };
           wrappers.set(h, w);
         }
+        lastInner = h;
+        lastWrapper = w;
         return w;
       },
       set(v) {
@@ -509,12 +548,13 @@ export class ClientInstrumentation {
   private hookRequest(client: AttachableClient, transport: AttachableTransport): void {
     const original = client.request;
     const self = this;
-    let pending = 0;
+    /** Requests of this client being tracked (bounded by maxPendingRequests). */
+    const counter = { pending: 0 };
     client.request = function (this: unknown, request: any, schema: any, options?: any) {
       let r: TrackedRequest | undefined;
       let opts = options;
       try {
-        if (pending < self.maxPendingRequests) {
+        if (counter.pending < self.maxPendingRequests) {
           const next = (client as { _requestMessageId?: unknown })._requestMessageId;
           const id = typeof next === 'number' ? String(next) : undefined;
           const appToken = request?.params?._meta?.progressToken;
@@ -540,7 +580,7 @@ export class ClientInstrumentation {
             opts = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
           }
           r = tracked;
-          pending++;
+          counter.pending++;
           // initialize marks a new life for the correlator: never held back.
           if (self.requestSpanDelayMs <= 0 || method === 'initialize') self.emitSent(tracked);
           else self.heldRequests.add(tracked);
@@ -554,43 +594,45 @@ export class ClientInstrumentation {
         result = original.call(this, request, schema, opts);
       } catch (err) {
         if (r) {
-          pending--;
+          counter.pending--;
           self.heldRequests.delete(r);
         }
         throw err;
       }
       if (r) {
         const s = r;
-        const settle = (outcome: Outcome): void => {
-          pending--;
-          try {
-            const held = self.heldRequests.delete(s);
-            // Answered in time: it could not have been orphaned, so it costs no span.
-            if (held && (outcome === 'answered' || outcome === 'error')) return;
-            if (!s.sentEmitted) self.emitSent(s);
-            const inc = self.incarnationOf_(s.sessionId);
-            self.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, self.maxSessionIdChars), {
-              [ATTR_MCP_METHOD_NAME]: s.method,
-              [ATTR_JSONRPC_REQUEST_ID]: s.id,
-              [ATTR_PROGRESS_TOKEN]: s.token,
-              [ATTR_REQUEST_OUTCOME]: outcome,
-              [ATTR_REQUEST_DURATION_MS]: epochNow() - s.at,
-              [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
-              [ATTR_SESSION_INCARNATION]: inc,
-              [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
-            });
-          } catch (err) {
-            self.hookFailures++;
-            self.log.debug('settle hook failed', err);
-          }
-        };
         result.then(
-          () => settle('answered'),
-          (err: unknown) => settle(classify(err, options?.signal, forkOf(client) ?? forkOf(transport))),
+          () => self.settle(s, 'answered', counter, transport),
+          (err: unknown) => self.settle(s, classify(err, options?.signal, forkOf(client) ?? forkOf(transport)), counter, transport),
         );
       }
       return result;
     } as AttachableClient['request'];
+  }
+
+  /** A hooked request stopped waiting: its spans, unless it was answered while held back. Never throws. */
+  private settle(s: TrackedRequest, outcome: Outcome, counter: { pending: number }, transport: AttachableTransport): void {
+    counter.pending--;
+    try {
+      const held = this.heldRequests.delete(s);
+      // Answered in time: it could not have been orphaned, so it costs no span.
+      if (held && (outcome === 'answered' || outcome === 'error')) return;
+      if (!s.sentEmitted) this.emitSent(s);
+      const inc = this.incarnationOf_(s.sessionId);
+      this.emitter.emit(SPAN_REQUEST_SETTLED, s.sessionId ?? boundedSessionId(transport.sessionId, this.maxSessionIdChars), {
+        [ATTR_MCP_METHOD_NAME]: s.method,
+        [ATTR_JSONRPC_REQUEST_ID]: s.id,
+        [ATTR_PROGRESS_TOKEN]: s.token,
+        [ATTR_REQUEST_OUTCOME]: outcome,
+        [ATTR_REQUEST_DURATION_MS]: epochNow() - s.at,
+        [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
+        [ATTR_SESSION_INCARNATION]: inc,
+        [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
+      });
+    } catch (err) {
+      this.hookFailures++;
+      this.log.debug('settle hook failed', err);
+    }
   }
 
   /** `forkwatch.request.sent` of a hooked request, stamped with its send time. Never throws. */
@@ -633,6 +675,35 @@ export class ClientInstrumentation {
   private incarnationOf_(sessionId: string | undefined): string | undefined {
     return sessionId ? this.sessions.get(sessionId)?.incarnation : undefined;
   }
+}
+
+/**
+ * The observer of one SSE response body, and its parser: one object per response (closures and
+ * a separate parser per request were garbage on the host's hot path). Only events with an id are
+ * assembled (the others are never recorded).
+ */
+class SseTap extends SseParser implements BodyObserver {
+  streamId: string | undefined;
+
+  constructor(
+    private readonly handler: (tap: SseTap, text: string) => void,
+    maxEventChars: number,
+    readonly channel: Channel,
+    readonly req: OutgoingRequest,
+    readonly infos: JsonRpcInfo[],
+    readonly sessionId: string | undefined,
+    readonly presented: string | undefined,
+    readonly lastEventId: string | undefined,
+    readonly ctx: Context,
+  ) {
+    super(maxEventChars, true);
+  }
+
+  text(t: string): void {
+    this.handler(this, t);
+  }
+
+  end(): void {}
 }
 
 /** Why a request stopped waiting, from what it was rejected with. */

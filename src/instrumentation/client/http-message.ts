@@ -36,6 +36,8 @@ export function boundedSessionId(id: string | null | undefined, maxChars: number
 
 /** Media type essence of a content-type header, lower case. */
 export function mediaType(contentType: string | null): string {
+  // What servers send nearly always, answered without building three strings per response.
+  if (contentType === 'text/event-stream' || contentType === 'application/json') return contentType;
   return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 

@@ -6,9 +6,15 @@ export interface DeferredRequest {
   at: number;
 }
 
+/**
+ * Read once: the `performance.timeOrigin` getter crosses into C++ on every read (Node 20), and it
+ * is fixed for the life of the process.
+ */
+const TIME_ORIGIN = performance.timeOrigin;
+
 /** Now as epoch milliseconds with sub-millisecond precision (what span start times take). */
 export function epochNow(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN + performance.now();
 }
 
 /**

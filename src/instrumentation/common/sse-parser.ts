@@ -8,6 +8,9 @@ export interface SseEvent {
   data: string;
 }
 
+/** What push returns when nothing completed; never mutated. */
+const NO_EVENTS: readonly SseEvent[] = Object.freeze([]);
+
 /** Largest event (bytes of buffered text) the parser keeps; a larger one is skipped, not buffered. Default 1 MiB. */
 export const DEFAULT_MAX_EVENT_CHARS = 1024 * 1024;
 
@@ -26,10 +29,19 @@ export class SseParser {
   /** Events discarded for exceeding the size bound. */
   oversized = 0;
 
-  constructor(private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS) {}
+  /**
+   * @param maxEventChars size bound of one event
+   * @param idsOnly complete only events that carry an `id:` (what the client records): the others,
+   *   most events of servers without an event store, are dropped without being assembled
+   */
+  constructor(
+    private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS,
+    private readonly idsOnly = false,
+  ) {}
 
-  /** Feeds a chunk of text; returns the events it completed. */
-  push(chunk: string): SseEvent[] {
+  /** Feeds a chunk of text; returns the events it completed (a shared empty array when none). */
+  push(chunk: string): readonly SseEvent[] {
+    if (this.idsOnly && this.idFree(chunk)) return NO_EVENTS;
     const out: SseEvent[] = [];
     this.buf += chunk;
     let start = 0;
@@ -47,6 +59,26 @@ export class SseParser {
       this.beginSkip();
     }
     return out;
+  }
+
+  /**
+   * True when `chunk` can be passed over whole: no event is under way, it ends with a blank line
+   * (whole events only), no line of it starts with `id`, and it is too short to hold an oversized
+   * event. A server without an event store sends nothing else, one such chunk per answer.
+   */
+  private idFree(chunk: string): boolean {
+    return (
+      this.buf.length === 0 &&
+      this.data.length === 0 &&
+      this.id === undefined &&
+      this.event === '' &&
+      !this.skipping &&
+      chunk.length * 2 < this.maxEventChars &&
+      chunk.endsWith('\n\n') &&
+      !chunk.startsWith('id') &&
+      !chunk.includes('\nid') &&
+      !chunk.includes('\rid')
+    );
   }
 
   private nextLineEnd(from: number): number {
@@ -71,14 +103,14 @@ export class SseParser {
 
   private line(line: string, out: SseEvent[]): void {
     if (line === '') {
-      if (!this.skipping && (this.data.length > 0 || this.id !== undefined)) {
+      if (!this.skipping && (this.id !== undefined || (this.data.length > 0 && !this.idsOnly))) {
         const ev: SseEvent = { event: this.event || 'message', data: this.data.join('\n') };
         if (this.id !== undefined) ev.id = this.id;
         out.push(ev);
       }
       this.id = undefined;
       this.event = '';
-      this.data = [];
+      if (this.data.length > 0) this.data = [];
       this.dataChars = 0;
       this.skipping = false;
       return;

@@ -140,25 +140,39 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   /**
    * Wrapped requests presenting a session id, while they are handled: a transport that creates a
    * session under that id was fed by one of them (a handler rehydrating it, perhaps through a
-   * synthetic initialize), which is then the request that created it.
+   * synthetic initialize), which is then the request that created it. An entry whose response has
+   * closed counts as absent; closed entries are swept when the map has doubled since the last
+   * sweep, rather than removed by a 'close' listener on every response (a listener, its closure
+   * and its once-wrapper per request were garbage on the host's hot path). So at most 64 or half
+   * the map are finished requests waiting for a sweep.
    */
-  const presenting = new Map<string, RequestContext>();
+  const presenting = new Map<string, { ctx: RequestContext; res: ServerResponse }>();
+  let presentingSweepAt = 64;
+  const present = (sid: string, ctx: RequestContext, res: ServerResponse): void => {
+    if (presenting.size >= presentingSweepAt) {
+      for (const [k, v] of presenting) if (v.res.closed) presenting.delete(k);
+      presentingSweepAt = Math.max(64, presenting.size * 2);
+    }
+    if (presenting.size < maxTrackedSessions || presenting.has(sid)) presenting.set(sid, { ctx, res });
+  };
 
   const newContext = (req: IncomingMessage, wrapped: boolean): RequestContext => {
+    // Every field present from the start: one object shape for every request.
     const ctx: RequestContext = {
-      req,
+      headers: req.headers,
+      parent: undefined,
       wrapped,
       method: (req.method ?? 'unknown').toUpperCase(),
       arrival: nextLogicalTime(),
+      sessionIdHeader: headerValue(req, HEADER_SESSION_ID),
+      lastEventId: headerValue(req, HEADER_LAST_EVENT_ID),
+      protocolVersion: headerValue(req, HEADER_PROTOCOL_VERSION),
+      otelContext: undefined,
+      rpcMethod: undefined,
       claimed: false,
       resumeEmitted: false,
+      guard: undefined,
     };
-    const sid = headerValue(req, HEADER_SESSION_ID);
-    if (sid !== undefined) ctx.sessionIdHeader = sid;
-    const lei = headerValue(req, HEADER_LAST_EVENT_ID);
-    if (lei !== undefined) ctx.lastEventId = lei;
-    const pv = headerValue(req, HEADER_PROTOCOL_VERSION);
-    if (pv !== undefined) ctx.protocolVersion = pv;
     requestContexts.set(req, ctx);
     return ctx;
   };
@@ -167,7 +181,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const creatorOf = (ctx: RequestContext, sessionId: string): RequestContext => {
     const root = rootOf(ctx);
     if (root.wrapped) return root;
-    const outer = presenting.get(sessionId);
+    const entry = presenting.get(sessionId);
+    const outer = entry === undefined || entry.res.closed ? undefined : entry.ctx;
     if (outer === undefined || outer === root) return root;
     root.parent = outer;
     return outer;
@@ -478,10 +493,17 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         track(state, lateSessionId);
       }
 
+      // The per-message hooks catch inline and pass `arguments` through: a closure or a rest
+      // array per message was garbage on the host's hot path.
       interceptHandler(transport, 'onmessage', (h) =>
-        function (this: unknown, ...args: any[]) {
-          safely('onmessage hook', () => onMessage(state, args[0], args[1]));
-          return h.apply(this, args);
+        function (this: unknown, message: unknown, extra: unknown) {
+          try {
+            onMessage(state, message, extra);
+          } catch (err) {
+            logger.debug('onmessage hook failed', err);
+          }
+          // eslint-disable-next-line prefer-rest-params
+          return h.apply(this, arguments as unknown as unknown[]);
         },
       );
       interceptHandler(transport, 'onclose', (h) =>
@@ -493,7 +515,11 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
 
       const origSend = transport.send;
       transport.send = function send(this: T, message: any, options?: any) {
-        safely('send hook', () => onSend(state, message));
+        try {
+          onSend(state, message);
+        } catch (err) {
+          logger.debug('send hook failed', err);
+        }
         return origSend.call(this, message, options);
       } as T['send'];
 
@@ -566,18 +592,12 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   };
 
   const wrapHandler = <H extends (req: IncomingMessage, res: ServerResponse, ...rest: any[]) => unknown>(handler: H): H => {
-    const wrapped = function (this: unknown, req: IncomingMessage, res: ServerResponse, ...rest: any[]) {
+    const wrapped = function (this: unknown, req: IncomingMessage, res: ServerResponse) {
       try {
         // Wrapped twice around one request (an app's wrapper around a guard's): the outer one records.
         if (contextOf(req) === undefined) {
           const c = newContext(req, true);
-          const sid = c.sessionIdHeader;
-          if (sid !== undefined && presenting.size < maxTrackedSessions) {
-            presenting.set(sid, c);
-            res.once('close', () => {
-              if (presenting.get(sid) === c) presenting.delete(sid);
-            });
-          }
+          if (c.sessionIdHeader !== undefined) present(c.sessionIdHeader, c, res);
           if (c.lastEventId !== undefined) {
             tapResponse(res, {
               onHead: (status, header) => {
@@ -597,7 +617,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       } catch (err) {
         logger.debug('wrapHandler hook failed', err);
       }
-      return handler.call(this, req, res, ...rest);
+      // eslint-disable-next-line prefer-rest-params
+      return handler.apply(this, arguments as unknown as Parameters<H>);
     };
     return wrapped as unknown as H;
   };

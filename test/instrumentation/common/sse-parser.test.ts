@@ -50,4 +50,28 @@ describe('SseParser', () => {
     assert.ok(p.oversized >= 1);
     assert.ok((p as unknown as { buf: string }).buf.length < 1000);
   });
+
+  it('with idsOnly, completes exactly the events with an id, whatever the chunking', () => {
+    const text =
+      'event: message\ndata: {"a":1}\n\n' +
+      'event: other\n\n' +
+      'id: 7\ndata: x\n\n' +
+      'data: y\nid\n\n' +
+      'event: message\ndata: {"b":2}\n\n' +
+      'data: z\r\nid: 9\r\n\r\n' +
+      'data: w\n\n';
+    const withIds = new SseParser().push(text).filter((e) => e.id !== undefined);
+    assert.deepEqual(withIds.map((e) => e.id), ['7', '', '9']);
+    assert.deepEqual(new SseParser(undefined, true).push(text), withIds);
+    const events = text.split(/(?<=\n\n)/);
+    assert.deepEqual(feedAll(new SseParser(undefined, true), events), withIds, 'one event a chunk');
+    for (let size = 1; size < 12; size++) {
+      const chunks: string[] = [];
+      for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+      assert.deepEqual(feedAll(new SseParser(undefined, true), chunks), withIds, `chunk size ${size}`);
+    }
+    // An event type left over from a chunk cut mid-event does not leak into the next event.
+    const p = new SseParser(undefined, true);
+    assert.deepEqual([...p.push('event: custom\n'), ...p.push('data: a\n\n'), ...p.push('id: 1\ndata: b\n\n')], [{ id: '1', event: 'message', data: 'b' }]);
+  });
 });
