@@ -55,6 +55,17 @@ function buildMcp(): McpServer {
   return mcp;
 }
 
+/**
+ * Node's fetch with the request's AbortSignal left out, under both variants alike. The SDK hands
+ * every request its transport's one signal, and undici adds a listener to it per request that
+ * only a major GC removes: each request then walks a list that grows through the round (to
+ * ~1,000 entries in a 1,000-call round), a cost of the SDK and undici that slowed both variants
+ * by about half and so shrank the share the instrumentation's own cost appeared to be. The
+ * benchmark never aborts a request.
+ */
+const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+  fetch(input, init?.signal ? { ...init, signal: undefined } : init);
+
 export async function startVariant(instrumented: boolean, otlpUrl: string, opts: { requestSpanDelayMs?: number } = {}): Promise<Variant> {
   const providers: BasicTracerProvider[] = [];
   const provider = (service: string): BasicTracerProvider => {
@@ -83,7 +94,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string, opts:
   const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
   const url = await listen(http);
   const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
-  const transport = new StreamableHTTPClientTransport(new URL(url), clientFw ? { fetch: clientFw.wrapFetch() } : {});
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: clientFw ? clientFw.wrapFetch(withoutSignal) : withoutSignal });
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);
   await client.connect(transport);
@@ -195,13 +206,9 @@ export function spread(values: number[], resamples = 10_000): Spread {
  * drift in the machine's load hits both), and the median pair is reported with its spread.
  *
  * Every timed round starts from a full GC (when the process runs with --expose-gc, as
- * `npm run bench` does), for both variants alike. Two reasons. Garbage one round leaves would
- * otherwise be collected in the next, which belongs to the other variant. And the SDK client
- * transport passes one AbortSignal to every fetch; undici adds an abort listener per request that
- * goes only when a major GC finalizes the request, and scans that listener list on every new
- * request (getEventListeners, the MaxListenersExceededWarning past 1,500). Without the GC the list
- * swung between ~100 and ~1,250 entries from round to round, so a round's cost depended on when
- * the last major GC happened; with it every round starts at the same ~20.
+ * `npm run bench` does), for both variants alike: garbage one round leaves would otherwise be
+ * collected in the next, which belongs to the other variant. (It also emptied undici's
+ * per-request abort listener list before {@link withoutSignal} took the signal out.)
  *
  * Not finer interleaving: alternating the variants in slices of 20 or 100 calls within a round
  * was no less noisy on the shared 2-core machine (per-slice CPU per call moved ±25 % with the
