@@ -149,7 +149,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const presenting = new Map<string, { ctx: RequestContext; res: ServerResponse }>();
   let presentingSweepAt = 64;
   const present = (sid: string, ctx: RequestContext, res: ServerResponse): void => {
-    if (presenting.size >= presentingSweepAt) {
+    // Also at the cap before a new id would be refused: the entries holding it may all be finished.
+    if (presenting.size >= presentingSweepAt || (presenting.size >= maxTrackedSessions && !presenting.has(sid))) {
       for (const [k, v] of presenting) if (v.res.closed) presenting.delete(k);
       presentingSweepAt = Math.max(64, presenting.size * 2);
     }

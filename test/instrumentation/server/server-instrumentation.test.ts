@@ -342,6 +342,42 @@ describe('server instrumentation', { timeout: 20_000 }, () => {
     }
   });
 
+  it('still credits the real request when finished requests filled the presenting map to maxTrackedSessions', async () => {
+    const t = tracing();
+    const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT, maxTrackedSessions: 2 });
+    const app = naiveApp(inst, 'rehydrate-init');
+    // Requests presenting ids that are answered at once and never make a session: they fill the map.
+    const outer = inst.wrapHandler(async (req: IncomingMessage, res: ServerResponse) => {
+      if (String(req.headers['mcp-session-id']).startsWith('filler-')) {
+        res.writeHead(400).end();
+        return;
+      }
+      return app.handler(req, res);
+    });
+    const srv = await listen(outer);
+    try {
+      for (const id of ['filler-1', 'filler-2']) {
+        const r = await fetch(srv.url, { method: 'POST', headers: { 'mcp-session-id': id } });
+        assert.equal(r.status, 400);
+        await r.arrayBuffer();
+      }
+      const ac = new AbortController();
+      const res = await fetch(srv.url, {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': 'client-held-id', 'mcp-protocol-version': '2025-11-25', 'last-event-id': 'e7' },
+        signal: ac.signal,
+      });
+      assert.equal(res.status, 200);
+      ac.abort();
+      await waitFor(() => t.spans(SPAN_RESUME).length > 0);
+      const created = t.spans(SPAN_SESSION_CREATED);
+      assert.equal(created.length, 1);
+      assert.equal(attr(created[0]!, ATTR_SESSION_CREATED_BY), 'GET');
+    } finally {
+      for (const tr of app.transports.values()) await tr.close();
+      await srv.close();
+    }
+  });
+
   it('credits a synthetic initialize inside a handler to the real request (created_by GET)', async () => {
     const t = tracing();
     const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT });
