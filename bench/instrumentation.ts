@@ -59,9 +59,9 @@ function buildMcp(): McpServer {
  * Node's fetch with the request's AbortSignal left out, under both variants alike. The SDK hands
  * every request its transport's one signal, and undici adds a listener to it per request that
  * only a major GC removes: each request then walks a list that grows through the round (to
- * ~1,000 entries in a 1,000-call round), a cost of the SDK and undici that slowed both variants
- * by about half and so shrank the share the instrumentation's own cost appeared to be. The
- * benchmark never aborts a request.
+ * ~1,000 entries in a 1,000-call round), a cost of the SDK and undici, not of forkwatch, whose
+ * size depended on the round's length and on when the last major GC ran. The benchmark never
+ * aborts a request.
  */
 const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
   fetch(input, init?.signal ? { ...init, signal: undefined } : init);
