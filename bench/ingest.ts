@@ -18,7 +18,7 @@ import { IngestPipeline } from '../src/service/ingest-pipeline.js';
 import { openStore } from '../src/storage/open-store.js';
 import { loadIngestPayloads } from './ingest-payloads.js';
 
-export function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): number {
+function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): number {
   const t0 = performance.now();
   let n = 0;
   for (const p of payloads) n += decode(p as never).spans.length;
@@ -26,7 +26,7 @@ export function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans
   return (performance.now() - t0) / 1000;
 }
 
-export function endToEnd(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): { seconds: number; findings: number } {
+function endToEnd(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): { seconds: number; findings: number } {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-bench-'));
   const store = openStore({ path: join(dir, 'bench.db') });
   let findings = 0;

@@ -10,10 +10,9 @@ const delay = process.env.REQUEST_SPAN_DELAY_MS;
 const v = await startVariant(process.env.VARIANT === 'instrumented', sink.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) });
 await round(v, 300, 4);
 // The timed calls start from a full GC, and after the finalizers it queued (a 20-call round lets
-// them run): the SDK transport's AbortSignal collects one undici abort listener per request
-// until a major GC finalizes the request, and every request walks that list. Without this the
-// list's length at the timed calls depended on where the last major GC fell, which any change of
-// the code moves: it swung the per-call count by several hundred thousand instructions.
+// them run), so they never pay for collecting the warm-up's garbage, wherever the last major GC
+// fell (before startVariant took the AbortSignal out, that also reset undici's abort-listener
+// list, which swung the per-call count by several hundred thousand instructions).
 (globalThis as { gc?: () => void }).gc?.();
 await round(v, 20, 4);
 await round(v, Number(process.env.N ?? 100), 4);
