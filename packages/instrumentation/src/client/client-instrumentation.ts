@@ -34,7 +34,7 @@ import {
   SPAN_REQUEST_SETTLED,
   SPAN_RESUME,
   SPAN_SSE_EVENT,
-} from '../../semconv.js';
+} from '../semconv.js';
 import { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import { parseEventId } from '../common/incarnation.js';
 import { describeText, DEFAULT_MAX_PARSE_CHARS, type JsonRpcInfo } from '../common/jsonrpc-info.js';
