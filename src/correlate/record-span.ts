@@ -3,6 +3,7 @@ import {
   ATTR_CLIENT_DELIVERY,
   ATTR_CLIENT_SEEN_BEFORE,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GUARDED,
   ATTR_GUARD_FORK_KIND,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_JSONRPC_KIND,
@@ -191,6 +192,7 @@ export function recordSpan(
         answeredKey: ak !== undefined && ak !== s.key ? ak : undefined,
         found: bool(a, ATTR_RESUME_LAST_EVENT_FOUND),
         outcome: str(a, ATTR_RESUME_OUTCOME),
+        guarded: bool(a, ATTR_GUARDED),
         counted: undefined,
       });
       if (s.resumes.length > opts.maxResumesPerSession) s.resumes.shift();
@@ -219,6 +221,7 @@ export function recordSpan(
       if (name === SPAN_REQUEST_SENT) {
         r.sent = ref;
         r.sentInc = inc;
+        r.sentGuarded = bool(a, ATTR_GUARDED) === true ? true : undefined;
         r.inc ??= inc;
       } else if (name === SPAN_REQUEST_RECEIVED) {
         r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
@@ -259,6 +262,7 @@ function newRequestFact(requestId: string): RequestFact {
     inc: undefined,
     sentInc: undefined,
     sent: undefined,
+    sentGuarded: undefined,
     received: undefined,
     settled: undefined,
   };

@@ -89,6 +89,8 @@ const RS_FOUND_TRUE = 32;
 const RS_OUTCOME = 64;
 const RS_COUNTED = 128;
 const RS_COUNTED_TRUE = 256;
+const RS_GUARDED = 512;
+const RS_GUARDED_TRUE = 1024;
 
 /** The ingest time of the previous fact written or read: most facts of a batch share it. */
 interface Cursor {
@@ -422,6 +424,7 @@ function writeResume(w: ByteWriter, r: ResumeFact, cur: Cursor): void {
   if (r.found !== undefined) bits |= r.found ? RS_FOUND | RS_FOUND_TRUE : RS_FOUND;
   if (r.outcome !== undefined) bits |= RS_OUTCOME;
   if (r.counted !== undefined) bits |= r.counted ? RS_COUNTED | RS_COUNTED_TRUE : RS_COUNTED;
+  if (r.guarded !== undefined) bits |= r.guarded ? RS_GUARDED | RS_GUARDED_TRUE : RS_GUARDED;
   w.varuint(bits);
   w.str(r.lastEventId);
   if (r.status !== undefined) w.num(r.status);
@@ -449,6 +452,7 @@ function readResume(r: ByteReader, cur: Cursor): ResumeFact {
     found: bits & RS_FOUND ? (bits & RS_FOUND_TRUE) !== 0 : undefined,
     outcome: bits & RS_OUTCOME ? r.str() : undefined,
     counted: bits & RS_COUNTED ? (bits & RS_COUNTED_TRUE) !== 0 : undefined,
+    guarded: bits & RS_GUARDED ? (bits & RS_GUARDED_TRUE) !== 0 : undefined,
   };
 }
 
@@ -469,7 +473,7 @@ function writeRequest(w: ByteWriter, r: RequestFact, cur: Cursor): void {
   if (r.progressToken !== undefined) w.str(r.progressToken);
   if (r.inc !== undefined) w.str(r.inc);
   if (r.sentInc !== undefined) w.str(r.sentInc);
-  if (r.sent !== undefined) writeFact(w, r.sent, 0, cur);
+  if (r.sent !== undefined) writeFact(w, r.sent, r.sentGuarded === true ? 1 : 0, cur);
   if (r.received !== undefined) {
     writeFact(w, r.received, r.received.inc !== undefined ? 1 : 0, cur);
     if (r.received.inc !== undefined) w.str(r.received.inc);
@@ -491,10 +495,15 @@ function readRequest(r: ByteReader, cur: Cursor): RequestFact {
     inc: bits & R_INC ? r.str() : undefined,
     sentInc: bits & R_SENT_INC ? r.str() : undefined,
     sent: undefined,
+    sentGuarded: undefined,
     received: undefined,
     settled: undefined,
   };
-  if (bits & R_SENT) q.sent = spanFact(readFact(r, cur), SPAN_REQUEST_SENT);
+  if (bits & R_SENT) {
+    const h = readFact(r, cur);
+    q.sent = spanFact(h, SPAN_REQUEST_SENT);
+    if (h.bits & 1) q.sentGuarded = true;
+  }
   if (bits & R_RECEIVED) {
     const h = readFact(r, cur);
     const f = spanFact(h, SPAN_REQUEST_RECEIVED);

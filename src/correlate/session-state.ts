@@ -62,6 +62,8 @@ export interface ResumeFact extends SpanFact {
   answeredKey?: string;
   found?: boolean;
   outcome?: string;
+  /** `forkwatch.guarded` of the emitting side: a guarded client fails pending requests at once on 404/409/410. */
+  guarded?: boolean;
   /** Already counted by onResume (alone or paired with the other side's span). */
   counted?: boolean;
 }
@@ -81,6 +83,8 @@ export interface RequestFact {
   /** Incarnation the client held when sending (client spans only: never an `observed` one). */
   sentInc?: string;
   sent?: SpanFact;
+  /** The client that sent it was guarded (`forkwatch.guarded`): it fails pending requests at once on a 404 or fork. */
+  sentGuarded?: boolean;
   received?: SpanFact & { inc?: string };
   settled?: SpanFact & { outcome?: string };
 }

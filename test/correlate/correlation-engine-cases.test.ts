@@ -26,7 +26,7 @@ describe('CorrelationEngine: edge cases', { timeout: 10_000 }, () => {
   });
 
   it('a 404 the SDK ignores (request never settled) leaves an orphaned token but no fork', () => {
-    const { old } = guarded404Scenario({ sessionId: 'sdk-404' });
+    const { old } = guarded404Scenario({ sessionId: 'sdk-404', clientGuarded: false });
     const spans = [...old.server, ...old.client].filter((x) => x.name !== SPAN_REQUEST_SETTLED || x.attributes['jsonrpc.request.id'] !== '1');
     const h = harness();
     h.ingest(spans);
@@ -96,7 +96,7 @@ describe('CorrelationEngine: edge cases', { timeout: 10_000 }, () => {
 
 describe('CorrelationEngine: compaction keeps what a later span can still need', { timeout: 10_000 }, () => {
   it('a request waiting across compaction is orphaned when the server later reaps its incarnation', () => {
-    const s = new SessionScript({ key: sessionKeyOf('long'), guarded: true }, 'server');
+    const s = new SessionScript({ key: sessionKeyOf('long'), guarded: true, clientGuarded: false }, 'server');
     const A = inc('longA');
     s.created(0, A, 'initialize', { source: 'server' }).sent(10, '1', 'tools/call', { token: '1', tool: 'slow', inc: A });
     s.received(11, '1', 'tools/call', A, { token: '1', tool: 'slow' });

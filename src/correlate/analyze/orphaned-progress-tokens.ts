@@ -15,6 +15,9 @@ import type { FindingDraft } from './types.js';
  */
 const ORPHAN_SETTLE_OUTCOMES: ReadonlySet<string> = new Set(['timeout', 'transport_error', 'cancelled', 'failed_fork']);
 
+/** Resume statuses on which the client guard fails every pending request at once (client-guard.ts). */
+const GUARD_FAILS_ON: ReadonlySet<number> = new Set([404, 409, 410]);
+
 /** orphaned_progress_token: a request with a progress token that will never be answered. */
 export function orphanedProgressTokens(v: SessionView): void {
   let forks: FindingDraft[] | undefined;
@@ -74,8 +77,11 @@ function orphanReasons(v: SessionView, r: RequestFact, forks: FindingDraft[]): A
       }
     }
     // Any rejected resume (404/410, 409, a 400 as server-everything answers, a 500) leaves the
-    // request's stream gone: its answer can no longer arrive on it.
-    const rej = cRes.find((x) => x.status !== undefined && !is2xx(x.status) && x.timeMs >= sentAt && x.timeMs <= until);
+    // request's stream gone: its answer can no longer arrive on it. Except where a guarded client
+    // fails its pending requests at once (404/409/410): there a missing settle is a lost span, not a hang.
+    const rej = cRes.find(
+      (x) => x.status !== undefined && !is2xx(x.status) && !(x.guarded === true && GUARD_FAILS_ON.has(x.status)) && x.timeMs >= sentAt && x.timeMs <= until,
+    );
     if (rej !== undefined) out.push({ why: `a resume was rejected with ${rej.status} while it was pending`, fact: rej });
   }
   if (reqInc !== undefined) {
@@ -85,7 +91,9 @@ function orphanReasons(v: SessionView, r: RequestFact, forks: FindingDraft[]): A
     const answered =
       ended !== undefined &&
       server.some((e) => e.inc === reqInc && (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId === r.requestId);
-    if (ended !== undefined && !answered) out.push({ why: `the server ended incarnation ${reqInc} (${ended.reason}) before answering`, fact: ended });
+    // A guarded client learns of the end at its next request or resume (404) and fails the call at
+    // once; its settle says so. Without that settle (a lost span) it is no hang to report.
+    if (ended !== undefined && !answered && r.sentGuarded !== true) out.push({ why: `the server ended incarnation ${reqInc} (${ended.reason}) before answering`, fact: ended });
     const elsewhere = server.find(
       (e) => e.inc !== undefined && e.inc !== reqInc && (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId === r.requestId,
     );
