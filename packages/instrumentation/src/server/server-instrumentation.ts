@@ -636,6 +636,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     observeTransport,
     wrapHandler,
     markEnded,
+    flush: () => safely('flush', () => deferred.flush()),
     get failures() {
       return plain.failures + guarded.failures;
     },
