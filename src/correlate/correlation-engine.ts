@@ -24,6 +24,7 @@ import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.
 import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
 import { encodeBinarySession } from './session-codec.js';
 import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
+import { StatelessTracker } from './stateless/stateless-tracker.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
@@ -53,6 +54,8 @@ export class CorrelationEngine {
   private runSession: SessionState | undefined;
   /** Whether runSession was already refreshed in this batch (see ingestOne). */
   private runTouched = false;
+  /** Keyless request spans of the stateless transport: orphaned requests, duplicates, late work. */
+  private readonly stateless: StatelessTracker;
 
   constructor(
     private readonly clock: Clock,
@@ -60,6 +63,7 @@ export class CorrelationEngine {
     options: Partial<EngineOptions> = {},
   ) {
     this.opts = { ...DEFAULT_ENGINE_OPTIONS, ...options };
+    this.stateless = new StatelessTracker(this.opts, (f, lagMs) => this.call(() => this.listener.onFinding?.(f, true, { lagMs })));
   }
 
   /** Takes decoded forkwatch spans in any order; spans it cannot use are ignored. Never throws. */
@@ -81,6 +85,7 @@ export class CorrelationEngine {
   /** Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided idle ones. */
   tick(): void {
     const now = this.clock.now();
+    this.stateless.tick(now);
     for (const key of [...this.pending]) {
       const s = this.full.get(key);
       if (s === undefined) {
@@ -107,6 +112,7 @@ export class CorrelationEngine {
   /** Decides every pending session now, window or not (offline analysis, shutdown). */
   decideAll(): void {
     const now = this.clock.now();
+    this.stateless.tick(now, true);
     for (const key of [...this.pending]) {
       const s = this.full.get(key);
       if (s !== undefined) this.decideSafely(s, now);
@@ -202,6 +208,7 @@ export class CorrelationEngine {
     if (side !== 'client' && side !== 'server') return;
     const rawKey = a[ATTR_SESSION_KEY];
     const stateless = typeof rawKey !== 'string' || rawKey === '';
+    if (stateless && StatelessTracker.accepts(span)) this.stateless.ingest(span, side, now);
     if (stateless && !usefulWithoutSession(span)) return;
     const key = stateless ? `${STATELESS_KEY_PREFIX}${span.traceId}` : rawKey;
     let s = this.runSession;

@@ -16,6 +16,10 @@ export interface EngineOptions {
   sessionTtlMs: number;
   /** A decided session idle this long (ms) is compacted to a small summary. Default 60000. */
   compactAfterMs: number;
+  /** Stateless transport: ms after a call's stream broke (client clock; server clock without client spans) within which a call with the same method, tool and argument digest is its re-issue. Default 30000. */
+  reissueWindowMs: number;
+  /** Stateless transport: calls tracked at once; past it the least recently updated is forgotten. Default 100000. */
+  maxStatelessCalls: number;
 }
 
 /** Defaults of {@link EngineOptions}; the lead's config layer validates overrides. */
@@ -28,4 +32,6 @@ export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   maxResumesPerSession: 64,
   sessionTtlMs: 900_000,
   compactAfterMs: 60_000,
+  reissueWindowMs: 30_000,
+  maxStatelessCalls: 100_000,
 });

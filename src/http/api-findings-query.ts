@@ -1,9 +1,9 @@
 import { createError } from '../errors.js';
-import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, type FindingKind } from '../model/finding.js';
+import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, REQUEST_ANOMALY_KINDS, type FindingKind } from '../model/finding.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ListFindingsQuery } from '../storage/store.js';
 
 /** Every finding kind the `kind` filter accepts. */
-export const FINDING_KINDS: readonly FindingKind[] = [...FORK_KINDS, ORPHANED_PROGRESS_TOKEN];
+export const FINDING_KINDS: readonly FindingKind[] = [...FORK_KINDS, ORPHANED_PROGRESS_TOKEN, ...REQUEST_ANOMALY_KINDS];
 
 /** Longest accepted value of any one query parameter, in characters. */
 export const MAX_QUERY_VALUE_LENGTH = 512;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import type { DropReason, EngineListener, EngineStats, FindingInfo } from '../correlate/types.js';
-import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, RESUME_OUTCOMES, type Finding, type ResumeOutcome } from '../model/finding.js';
+import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, REQUEST_ANOMALY_KINDS, RESUME_OUTCOMES, type Finding, type ResumeOutcome } from '../model/finding.js';
 import { createFindingFamilies } from './finding-families.js';
 import { createHealthFamilies } from './health-families.js';
 import { REJECT_REASONS, createIngestFamilies, type RejectReason } from './ingest-families.js';
@@ -123,6 +123,8 @@ export function createMetrics(options: CreateMetricsOptions = {}): DetectorMetri
           findings.orphanedTotal.inc({ labels: { service }, value: 1, ...(ex ? { exemplarLabels: ex } : {}) });
         } else if ((FORK_KINDS as readonly string[]).includes(f.kind)) {
           findings.forks.inc({ labels: { kind: f.kind, service }, value: 1, ...(ex ? { exemplarLabels: ex } : {}) });
+        } else if ((REQUEST_ANOMALY_KINDS as readonly string[]).includes(f.kind)) {
+          findings.requestAnomalies.inc({ labels: { kind: f.kind, service }, value: 1, ...(ex ? { exemplarLabels: ex } : {}) });
         }
       });
     },

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { FORK_KINDS, RESUME_OUTCOMES } from '../model/finding.js';
+import { FORK_KINDS, REQUEST_ANOMALY_KINDS, RESUME_OUTCOMES } from '../model/finding.js';
 
 /** Buckets of `forkwatch_detection_lag_seconds`: sub-second ingest up to the 120 s a resume can take to show. */
 export const DETECTION_LAG_BUCKETS_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
@@ -7,6 +7,8 @@ export const DETECTION_LAG_BUCKETS_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20,
 /** What the detector found: forks, orphaned progress tokens, resumes, live sessions, lag. */
 export interface FindingFamilies {
   forks: Counter<'kind' | 'service'>;
+  /** Stateless transport: orphaned requests, duplicate executions, work after cancel. */
+  requestAnomalies: Counter<'kind' | 'service'>;
   orphanedTotal: Counter<'service'>;
   orphanedNow: Gauge<'service'>;
   resumes: Counter<'outcome' | 'service'>;
@@ -26,6 +28,13 @@ export function createFindingFamilies(registry: Registry, collectStats: () => vo
   const forks = new Counter({
     name: 'forkwatch_forks_total',
     help: 'Session forks detected, by fork kind and server service.',
+    labelNames: ['kind', 'service'] as const,
+    enableExemplars: true,
+    registers: [],
+  });
+  const requestAnomalies = new Counter({
+    name: 'forkwatch_request_anomalies_total',
+    help: 'Stateless transport (no session id) request anomalies: orphaned_request, duplicate_execution, work_after_cancel, by server service.',
     labelNames: ['kind', 'service'] as const,
     enableExemplars: true,
     registers: [],
@@ -66,9 +75,10 @@ export function createFindingFamilies(registry: Registry, collectStats: () => vo
   });
   // prom-client refuses exemplar-enabled metrics on a Prometheus-format registry at
   // construction; registering afterwards is allowed, and renderMetrics picks the format per scrape.
-  for (const m of [forks, orphanedTotal, resumes]) registry.registerMetric(m);
+  for (const m of [forks, requestAnomalies, orphanedTotal, resumes]) registry.registerMetric(m);
   return {
     forks,
+    requestAnomalies,
     orphanedTotal,
     orphanedNow,
     resumes,
@@ -76,6 +86,7 @@ export function createFindingFamilies(registry: Registry, collectStats: () => vo
     detectionLag,
     zeroInit(service) {
       for (const kind of FORK_KINDS) forks.inc({ labels: { kind, service }, value: 0 });
+      for (const kind of REQUEST_ANOMALY_KINDS) requestAnomalies.inc({ labels: { kind, service }, value: 0 });
       for (const outcome of RESUME_OUTCOMES) resumes.inc({ labels: { outcome, service }, value: 0 });
       orphanedTotal.inc({ labels: { service }, value: 0 });
     },

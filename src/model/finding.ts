@@ -11,7 +11,12 @@ export const FORK_KINDS = [
 export type ForkKind = (typeof FORK_KINDS)[number];
 
 export const ORPHANED_PROGRESS_TOKEN = 'orphaned_progress_token' as const;
-export type FindingKind = ForkKind | typeof ORPHANED_PROGRESS_TOKEN;
+
+/** Stateless transport (2026-07-28) kinds of `forkwatch_request_anomalies_total{kind}`: never forks. */
+export const REQUEST_ANOMALY_KINDS = ['orphaned_request', 'duplicate_execution', 'work_after_cancel'] as const;
+export type RequestAnomalyKind = (typeof REQUEST_ANOMALY_KINDS)[number];
+
+export type FindingKind = ForkKind | typeof ORPHANED_PROGRESS_TOKEN | RequestAnomalyKind;
 
 /** The outcomes of `forkwatch_resumes_total{outcome}`. */
 export const RESUME_OUTCOMES = ['resumed', 'rejected_404', 'rejected_gap', 'rejected_other', 'forked'] as const;

@@ -32,7 +32,7 @@ function normal(f: Finding): string {
 
 /**
  * Feeds the batches in order, 50 ms apart on the detector clock (well inside the 10 s window),
- * then lets every session be decided; merges updates into the findings they update.
+ * then lets every session and stateless call be decided; merges updates into the findings they update.
  */
 export function runBatches(batches: SpanRecord[][]): Outcome {
   const h = harness();
@@ -40,7 +40,9 @@ export function runBatches(batches: SpanRecord[][]): Outcome {
     h.ingest(b);
     h.advance(50);
   }
+  // Past the decision window and the stateless re-issue window (30 s), so orphaned requests are decided too.
   h.advance(10_000);
+  h.advance(30_000);
   h.engine.decideAll();
   const byId = new Map<string, Finding>();
   for (const f of [...h.findings, ...h.updates, ...h.resolved]) byId.set(f.id, { ...byId.get(f.id), ...f });

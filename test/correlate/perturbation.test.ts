@@ -18,6 +18,7 @@ import {
   seedScenario,
   statelessScenario,
 } from '../fixtures/scenarios/scenarios.js';
+import { StatelessCallScript, cutAndReissue } from '../fixtures/scenarios/stateless-calls.js';
 import { allCaptures, cut, rng, runBatches, shuffle } from './captures.js';
 
 const SEEDS = 60;
@@ -61,6 +62,17 @@ const sources: Array<{ name: string; spans: SpanRecord[] }> = [
   { name: 'stateless scenario', spans: both(statelessScenario()) },
   { name: 'guarded stock scenario', spans: both(guardedStockScenario()) },
   { name: 'client-only 400 scenario', spans: clientOnlyRejectedScenario({ status: 400 }).client },
+  { name: 'stateless cut, re-issued, not stopped', spans: Object.values(cutAndReissue({ serverStopsFirst: false })).flatMap((c) => c.spans) },
+  { name: 'stateless cut, re-issued, stopped', spans: Object.values(cutAndReissue({ serverStopsFirst: true })).flatMap((c) => c.spans) },
+  { name: 'stateless cut, not re-issued', spans: cutAndReissue({ serverStopsFirst: true }).original.spans },
+  {
+    name: 'stateless healthy calls and a retried failure',
+    spans: [
+      ...new StatelessCallScript('1').sent(0).received(1).handled(1, 100, 'completed').settled(102, 'answered').spans,
+      ...new StatelessCallScript('2').sent(500).received(501).handled(501, 100, 'error').settled(602, 'error').spans,
+      ...new StatelessCallScript('3').sent(900).received(901).handled(901, 100, 'completed').settled(1_002, 'answered').spans,
+    ],
+  },
 ];
 
 describe('no false finding under loss, skew, duplicates and shuffled batches', { timeout: 120_000 }, () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import type { EngineStats } from '../../src/correlate/types.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
-import { FORK_KINDS, RESUME_OUTCOMES, type Finding } from '../../src/model/finding.js';
+import { FORK_KINDS, REQUEST_ANOMALY_KINDS, RESUME_OUTCOMES, type Finding } from '../../src/model/finding.js';
 import { sampleValue } from './scrape-format.js';
 
 const TRACE = '0123456789abcdef'.repeat(2);
@@ -47,6 +47,18 @@ test('a new service gets every kind and outcome series at 0; only new findings c
   assert.equal(sampleValue(body, 'forkwatch_ready'), 0);
   m.setReady(true);
   assert.equal(sampleValue(await scrape(m), 'forkwatch_ready'), 1);
+});
+
+test('stateless anomalies count in forkwatch_request_anomalies_total by kind, every kind at 0 for a new service, never as forks', async () => {
+  const m = createMetrics({ registry: new Registry() });
+  m.onFinding(finding({ id: 'd1', kind: 'duplicate_execution' }), true);
+  m.onFinding(finding({ id: 'd1', kind: 'duplicate_execution' }), false);
+  m.onFinding(finding({ id: 'o1', kind: 'orphaned_request' }), true);
+  const body = await scrape(m);
+  for (const kind of REQUEST_ANOMALY_KINDS) {
+    assert.equal(sampleValue(body, 'forkwatch_request_anomalies_total', `kind="${kind}",service="svc"`), kind === 'work_after_cancel' ? 0 : 1, kind);
+  }
+  for (const kind of FORK_KINDS) assert.equal(sampleValue(body, 'forkwatch_forks_total', `kind="${kind}",service="svc"`), 0, kind);
 });
 
 test('no label carries a session key, incarnation, token or trace id; exemplars do carry the trace id', async () => {

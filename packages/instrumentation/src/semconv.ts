@@ -30,6 +30,8 @@ export const SPAN_REQUEST_RECEIVED = 'forkwatch.request.received';
 export const SPAN_REQUEST_SETTLED = 'forkwatch.request.settled';
 /** A client guard raised SessionForkError. */
 export const SPAN_GUARD_FORK = 'forkwatch.guard.fork';
+/** Server: a request's handler finished (stateless transport: what it did and whether its stream was still open). */
+export const SPAN_REQUEST_HANDLED = 'forkwatch.request.handled';
 
 // ---- Attributes shared with the OpenTelemetry MCP / JSON-RPC / HTTP conventions ----
 export const ATTR_MCP_METHOD_NAME = 'mcp.method.name';
@@ -86,10 +88,18 @@ export const ATTR_RESUME_ANSWERED_SESSION_KEY = 'forkwatch.resume.answered_sessi
 /** resumed | rejected_404 | rejected_gap | rejected_other | forked */
 export const ATTR_RESUME_OUTCOME = 'forkwatch.resume.outcome';
 
-/** answered | error | timeout | cancelled | failed_fork | failed_session_lost | transport_error */
+/** answered | error | timeout | cancelled | failed_fork | failed_session_lost | transport_error | stream_broken */
 export const ATTR_REQUEST_OUTCOME = 'forkwatch.request.outcome';
 export const ATTR_REQUEST_DURATION_MS = 'forkwatch.request.duration_ms';
 export const ATTR_REQUEST_PROGRESS_COUNT = 'forkwatch.request.progress_count';
+/** Digest of the request's `params` without `_meta` (canonical JSON, SHA-256, 16 hex): what a re-issue repeats. */
+export const ATTR_REQUEST_ARGS_DIGEST = 'forkwatch.request.args_digest';
+/** Server, request.handled: completed | error | cancelled */
+export const ATTR_REQUEST_HANDLER_OUTCOME = 'forkwatch.request.handler_outcome';
+/** Server, request.handled: the response stream closed before the answer was written. */
+export const ATTR_REQUEST_STREAM_CLOSED = 'forkwatch.request.stream_closed';
+/** Server, request.handled: messages (notifications, the answer) sent for the request after its stream closed. */
+export const ATTR_REQUEST_MESSAGES_AFTER_CLOSE = 'forkwatch.request.messages_after_close';
 
 /** SessionForkError kind: session_id_changed | incarnation_changed | replay_gap | sequence_regression | session_not_found */
 export const ATTR_GUARD_FORK_KIND = 'forkwatch.guard.fork_kind';
@@ -104,3 +114,6 @@ export const HEADER_PROTOCOL_VERSION = 'mcp-protocol-version';
 export const HEADER_SESSION_INCARNATION = 'mcp-session-incarnation';
 /** `_meta` key on InitializeResult carrying the incarnation. */
 export const META_INCARNATION = 'forkwatch/incarnation';
+/** `params._meta` keys carrying W3C trace context (MCP semantic conventions, SEP-414). */
+export const META_TRACEPARENT = 'traceparent';
+export const META_TRACESTATE = 'tracestate';
