@@ -16,6 +16,8 @@ const REQUIRED_ALERTS = [
   'MCPSessionForkDetected',
   'MCPOrphanedProgressTokens',
   'MCPResumeRejectionRateHigh',
+  'MCPDuplicateToolExecution',
+  'MCPOrphanedRequests',
   'ForkwatchIngestRejecting',
   'ForkwatchTelemetryMissing',
   'ForkwatchDown',
@@ -50,12 +52,12 @@ test('every alert has severity page|ticket, summary, description and a runbook_u
   }
 });
 
-test('pages are the two MCP correctness alerts and ForkwatchDown', { skip: SKIP, timeout: 30_000 }, () => {
+test('pages are the MCP correctness alerts (forks, orphaned tokens, duplicate executions) and ForkwatchDown', { skip: SKIP, timeout: 30_000 }, () => {
   const pages = alerts()
     .filter((a) => a.labels?.severity === 'page')
     .map((a) => a.alert)
     .sort();
-  assert.deepEqual(pages, ['ForkwatchDown', 'MCPOrphanedProgressTokens', 'MCPSessionForkDetected']);
+  assert.deepEqual(pages, ['ForkwatchDown', 'MCPDuplicateToolExecution', 'MCPOrphanedProgressTokens', 'MCPSessionForkDetected']);
 });
 
 test('github anchors are computed as GitHub does', () => {
