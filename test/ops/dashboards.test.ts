@@ -107,7 +107,7 @@ test('fleet dashboard: service variable, exemplars on forks and lag, findings da
   assert.ok(lag?.targets?.every((t) => t.exemplar === true));
   // Panels the brief asks for are all there.
   const metrics = dashboardPromQueries('dashboards/forkwatch-fleet.json').flatMap((q) => promqlMetricNames(q.expr));
-  for (const m of ['forkwatch_forks_total', 'forkwatch_orphaned_progress_tokens', 'forkwatch_resumes_total', 'forkwatch_sessions_active', 'forkwatch_detection_lag_seconds_bucket', 'forkwatch_spans_received_total', 'forkwatch_spans_ignored_total', 'forkwatch_spans_rejected_total', 'forkwatch_ingest_queue_spans', 'forkwatch_storage_errors_total']) {
+  for (const m of ['forkwatch_forks_total', 'forkwatch_request_anomalies_total', 'forkwatch_orphaned_progress_tokens', 'forkwatch_resumes_total', 'forkwatch_sessions_active', 'forkwatch_detection_lag_seconds_bucket', 'forkwatch_spans_received_total', 'forkwatch_spans_ignored_total', 'forkwatch_spans_rejected_total', 'forkwatch_ingest_queue_spans', 'forkwatch_storage_errors_total']) {
     assert.ok(metrics.includes(m), `no panel uses ${m}`);
   }
 });

@@ -59,6 +59,7 @@ export function repoHas(relPath: string): boolean {
 /** Metric names the detector exports (the ops brief's contract), plus what Prometheus adds. */
 export const DETECTOR_METRICS: readonly string[] = [
   'forkwatch_forks_total',
+  'forkwatch_request_anomalies_total',
   'forkwatch_orphaned_progress_tokens',
   'forkwatch_progress_tokens_orphaned_total',
   'forkwatch_resumes_total',
