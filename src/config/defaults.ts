@@ -39,6 +39,10 @@ export const DEFAULT_CONFIG = {
   sessionTtlMs: 15 * 60_000,
   /** An idle, decided session is compacted to a summary after this long, ms. */
   compactAfterMs: 60_000,
+  /** Stateless transport: a call with the same method, tool and argument digest sent within this long after a call's stream broke is its re-issue; a broken call not re-issued within it is orphaned, ms. */
+  reissueWindowMs: 30_000,
+  /** Stateless transport: calls tracked at once; the least recently updated is forgotten past this. */
+  maxStatelessCalls: 100_000,
   /** How often pending decisions and expiry are evaluated, ms. */
   tickIntervalMs: 500,
   /** Group-commit interval of the SQLite writer, ms; OTLP requests are acknowledged after their commit. */
@@ -71,6 +75,8 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   maxRequestsPerSession: { min: 1, max: 1_000_000, integer: true },
   sessionTtlMs: { min: 1000, max: 30 * 24 * 3_600_000 },
   compactAfterMs: { min: 0, max: 30 * 24 * 3_600_000 },
+  reissueWindowMs: { min: 0, max: 3_600_000 },
+  maxStatelessCalls: { min: 1, max: 100_000_000, integer: true },
   tickIntervalMs: { min: 10, max: 60_000 },
   commitIntervalMs: { min: 0, max: 10_000 },
   retentionMs: { min: 60_000, max: 10 * 365 * 24 * 3_600_000 },

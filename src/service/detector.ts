@@ -61,6 +61,8 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     maxRequestsPerSession: config.maxRequestsPerSession,
     sessionTtlMs: config.sessionTtlMs,
     compactAfterMs: config.compactAfterMs,
+    reissueWindowMs: config.reissueWindowMs,
+    maxStatelessCalls: config.maxStatelessCalls,
   });
   let restored = 0;
   for (const { key, state } of store.loadSessionStates()) {
