@@ -1,5 +1,5 @@
+import { sdkErrorOutcome } from '../common/error-outcome.js';
 import { context, propagation, type Context } from '@opentelemetry/api';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   ATTR_CLIENT_DELIVERY,
   ATTR_CLIENT_SEEN_BEFORE,
@@ -753,12 +753,8 @@ function classify(err: unknown, signal: AbortSignal | undefined, fork: { kind: s
   if (isSessionForkError(err)) return err.kind === 'session_not_found' ? 'failed_session_lost' : 'failed_fork';
   if (signal?.aborted) return 'cancelled';
   if (fork) return fork.kind === 'session_not_found' ? 'failed_session_lost' : 'failed_fork';
-  if (err instanceof McpError) {
-    const data = err.data as Record<string, unknown> | undefined;
-    if (err.code === ErrorCode.RequestTimeout && data && typeof data === 'object' && ('timeout' in data || 'maxTotalTimeout' in data)) return 'timeout';
-    if (err.code === ErrorCode.ConnectionClosed && /Connection closed/.test(err.message)) return 'transport_error';
-    return 'error';
-  }
+  const sdk = sdkErrorOutcome(err);
+  if (sdk !== undefined) return sdk;
   if (err instanceof Error && err.name === 'ZodError') return 'error';
   return 'transport_error';
 }
