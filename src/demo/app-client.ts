@@ -1,12 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  StreamableHTTPClientTransport,
-  type StreamableHTTPReconnectionOptions,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { StreamableHTTPReconnectionOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TracerProvider } from '@opentelemetry/api';
-import { connectGuarded, createClientGuard, createClientInstrumentation } from '@forkwatch/instrumentation/client';
+import { createClientGuard, createClientInstrumentation } from '@forkwatch/instrumentation/client';
+import { CLIENT_SDK_V1, type ClientSdkKit } from './sdk-kit.js';
 import { naiveDedupFetch, type DroppedEvent } from './naive-dedup.js';
-import { SLOW_REPORT_TOOL } from './slow-report-tool.js';
 import { describeError } from './describe-error.js';
 import type { FetchLike } from './fetch-types.js';
 import type { ErrorRecord, ScenarioClient } from './types.js';
@@ -29,6 +25,8 @@ export interface AppClientOptions {
   onFork?: (e: ErrorRecord) => void;
   /** Errors reported on the client's `onerror` (transport errors). */
   onTransportError?: (e: ErrorRecord) => void;
+  /** The client SDK. Default 1.x. */
+  sdk?: ClientSdkKit;
 }
 
 /** The seed's app as the scenario drives it: connect, call the slow tool, close. */
@@ -59,22 +57,17 @@ async function connectStock(opts: AppClientOptions): Promise<AppClient> {
     ? createClientInstrumentation({ tracerProvider: opts.tracerProvider, salt: opts.salt ?? '', deliveryTimeoutMs: opts.deliveryTimeoutMs })
     : undefined;
   const dedup = naiveDedupFetch(instr ? instr.wrapFetch(opts.fetch) : opts.fetch);
-  const transport = new StreamableHTTPClientTransport(new URL(opts.url), {
+  const client = await (opts.sdk ?? CLIENT_SDK_V1).connectStock({
+    url: opts.url,
     fetch: dedup.fetch,
-    reconnectionOptions: reconnection(opts.reconnectDelayMs),
+    reconnection: reconnection(opts.reconnectDelayMs),
+    timeoutMs: opts.requestTimeoutMs,
+    info: CLIENT_INFO,
+    instr,
+    onerror: (err) => opts.onTransportError?.({ source: 'transport', ...describeError(err) }),
   });
-  const client = new Client(CLIENT_INFO);
-  client.onerror = (err) => opts.onTransportError?.({ source: 'transport', ...describeError(err) });
-  instr?.attach(transport, client);
-  await client.connect(transport, { timeout: opts.requestTimeoutMs });
   return {
-    callTool: async (topic, onProgress) =>
-      textOf(
-        await client.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, undefined, {
-          timeout: opts.requestTimeoutMs,
-          onprogress: onProgress,
-        }),
-      ),
+    callTool: async (topic, onProgress) => textOf(await client.callTool(topic, opts.requestTimeoutMs, onProgress)),
     droppedByDedup: () => dedup.dropped,
     close: () => client.close(),
   };
@@ -88,17 +81,17 @@ async function connectGuardedApp(opts: AppClientOptions): Promise<AppClient> {
   const instr = opts.tracerProvider
     ? createClientInstrumentation({ ...common, guarded: true, deliveryTimeoutMs: opts.deliveryTimeoutMs })
     : undefined;
-  const guarded = await connectGuarded({
+  const guarded = await (opts.sdk ?? CLIENT_SDK_V1).connectGuarded({
     url: opts.url,
-    clientInfo: CLIENT_INFO,
-    transportOptions: { fetch: opts.fetch, reconnectionOptions: reconnection(opts.reconnectDelayMs) },
-    instrumentation: instr,
+    fetch: opts.fetch,
+    reconnection: reconnection(opts.reconnectDelayMs),
+    timeoutMs: opts.requestTimeoutMs,
+    info: CLIENT_INFO,
+    instr,
     guard,
-    requestTimeoutMs: opts.requestTimeoutMs,
   });
   return {
-    callTool: async (topic, onProgress) =>
-      textOf(await guarded.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, { onprogress: onProgress })),
+    callTool: async (topic, onProgress) => textOf(await guarded.callTool(topic, opts.requestTimeoutMs, onProgress)),
     droppedByDedup: () => [],
     close: () => guarded.close(),
   };

@@ -1,7 +1,6 @@
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createSessionGuard } from '@forkwatch/instrumentation/server';
 import type { ServerInstrumentation } from '@forkwatch/instrumentation/server';
-import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
+import type { ToolRun } from './slow-report-tool.js';
+import { SERVER_SDK_V1, type ServerSdkKit } from './sdk-kit.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
 import { listenLoopback } from './listen-loopback.js';
@@ -22,6 +21,8 @@ export interface GuardedServerOptions {
   maxBodyBytes?: number;
   /** Narration of server-side moments (session created, reaped, resume refused). Errors are ignored. */
   onNote?: (what: string) => void;
+  /** The server SDK. Default 1.x. */
+  sdk?: ServerSdkKit;
 }
 
 /**
@@ -42,8 +43,9 @@ export async function startGuardedServer(opts: GuardedServerOptions = {}): Promi
   const onRun = (run: ToolRun): void => {
     if (!obs.runs.includes(run)) obs.runs.push(run);
   };
-  const guard = createSessionGuard({
-    createServer: () => createSlowReportServer({ steps: opts.steps, stepMs: opts.stepMs, onRun }),
+  const sdk = opts.sdk ?? SERVER_SDK_V1;
+  const guard = sdk.createSessionGuard({
+    createServer: () => sdk.createApp({ steps: opts.steps, stepMs: opts.stepMs, onRun }),
     idleTtlMs: reapAfterMs,
     reapIntervalMs: opts.reapIntervalMs ?? Math.max(10, Math.floor(reapAfterMs / 6)),
     instrumentation: opts.instrumentation,
@@ -77,7 +79,7 @@ export async function startGuardedServer(opts: GuardedServerOptions = {}): Promi
       }
       body = read.value;
     }
-    const initialize = req.method === 'POST' && !sid && (Array.isArray(body) ? body : [body]).some((m) => isInitializeRequest(m));
+    const initialize = req.method === 'POST' && !sid && (Array.isArray(body) ? body : [body]).some((m) => sdk.isInitializeRequest(m));
     recordStatus(res, (status) => {
       const answeredId = res.getHeader('mcp-session-id');
       obs.answered.push({ method: req.method ?? '', sessionId: sid, lastEventId, status, at: Date.now() });

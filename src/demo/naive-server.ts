@@ -1,10 +1,9 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SERVER_SDK_V1, type DemoApp, type ServerSdkKit } from './sdk-kit.js';
 import { CounterEventStore } from './counter-event-store.js';
-import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
+import type { ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
 import { listenLoopback } from './listen-loopback.js';
@@ -29,13 +28,15 @@ export interface NaiveServerOptions {
   maxBodyBytes?: number;
   /** Narration of server-side moments (session created, rehydrated, reaped). Errors are ignored. */
   onNote?: (what: string) => void;
+  /** The server SDK. Default 1.x. */
+  sdk?: ServerSdkKit;
 }
 
 interface Session {
   id: string;
   life: number;
   transport: StreamableHTTPServerTransport;
-  app: McpServer;
+  app: DemoApp;
   store: CounterEventStore;
   timer?: NodeJS.Timeout;
   ended: boolean;
@@ -51,6 +52,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
   const reapAfterMs = opts.reapAfterMs ?? 300;
   const rehydrate = opts.rehydrate ?? true;
   const instr = opts.instrumentation;
+  const sdk = opts.sdk ?? SERVER_SDK_V1;
   const sessions = new Map<string, Session>();
   const lives = new Map<string, number>();
   const rehydrating = new Map<string, Promise<Session>>();
@@ -93,7 +95,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
     const store = new CounterEventStore(() => {
       if (holder.s) arm(holder.s);
     });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = sdk.createTransport({
       sessionIdGenerator: id === undefined ? () => randomUUID() : () => id,
       eventStore: store,
       onsessioninitialized: (sid) => {
@@ -108,7 +110,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
       },
     });
     const life = id === undefined ? 1 : (lives.get(id) ?? 0) + 1;
-    const app = createSlowReportServer({ steps: opts.steps, stepMs: opts.stepMs, onRun, life });
+    const app = sdk.createApp({ steps: opts.steps, stepMs: opts.stepMs, onRun, life });
     const s: Session = { id: id ?? '', life, transport, app, store, ended: false };
     holder.s = s;
     transport.onclose = () => {
@@ -121,7 +123,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
     } catch {
       // instrumentation must never break the app
     }
-    await app.connect(transport);
+    await app.connect(transport as never);
     if (id !== undefined) {
       // The rehydration pattern: adopt the client's id and skip the initialize handshake, so the
       // SDK's own session check passes. This is the fork: a new life under an old name.
@@ -164,7 +166,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
     let s = sid ? sessions.get(sid) : undefined;
     if (!s) {
       if (!sid) {
-        if (req.method !== 'POST' || !isInitializeRequest(body)) {
+        if (req.method !== 'POST' || !sdk.isInitializeRequest(body)) {
           sendJsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
           return;
         }

@@ -94,6 +94,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
             stepMs: t.stepMs,
             instrumentation: serverInstrumentation,
             onNote: step,
+            ...(opts.sdk?.server ? { sdk: opts.sdk.server } : {}),
           })
         : await startGuardedServer({
             reapAfterMs: t.reapAfterMs,
@@ -101,6 +102,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
             stepMs: t.stepMs,
             instrumentation: serverInstrumentation,
             onNote: step,
+            ...(opts.sdk?.server ? { sdk: opts.sdk.server } : {}),
           });
     step(`${opts.server} MCP server on 127.0.0.1:${server.port} (reaps idle sessions after ${t.reapAfterMs} ms)`);
     const srv = server;
@@ -153,6 +155,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
       tracerProvider: opts.tracerProviders?.client,
       salt: opts.salt,
       deliveryTimeoutMs: t.deliveryTimeoutMs,
+      ...(opts.sdk?.client ? { sdk: opts.sdk.client } : {}),
       onTransportError: (e) => errors.push(e),
       onFork: (e) => {
         forks.push({ kind: e.kind ?? 'unknown', message: e.message, atMs: Date.now() - t0 });

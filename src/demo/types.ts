@@ -97,6 +97,8 @@ export interface SeedScenarioOptions {
   maxRunMs?: number;
   /** Narration hook (the demo CLI prints these); errors thrown by it are ignored. */
   onStep?: (step: ScenarioStep) => void;
+  /** The MCP SDK of each side. Default 1.x both (tests pass 2.x kits). */
+  sdk?: { server?: import('./sdk-kit.js').ServerSdkKit; client?: import('./sdk-kit.js').ClientSdkKit };
 }
 
 /** One step of the run, for narration. */
