@@ -9,3 +9,5 @@ export type { ConnectGuardedV2Options, GuardedClientV2 } from './connect-guarded
 export { ClientInstrumentation, createClientInstrumentation } from '../client-instrumentation.js';
 export { ClientGuard, createClientGuard } from '../client-guard.js';
 export { SessionForkError, isSessionForkError } from '../session-fork-error.js';
+export { createStatelessClientTap, MAX_TAPPED_BODY_CHARS } from './stateless-tap.js';
+export type { StatelessClientTapOptions } from './stateless-tap.js';

@@ -52,3 +52,5 @@ export function markEnded(
 ): void {
   instrumentation.markEnded(sessionIdOrTransport as unknown as Parameters<ServerInstrumentation['markEnded']>[0], reason, eventsEvicted);
 }
+export { observeStatelessServers } from './observe-stateless.js';
+export type { StatelessServerOptions } from './observe-stateless.js';

@@ -1,0 +1,197 @@
+import { context, propagation, trace, SpanKind, type Context, type TracerProvider } from '@opentelemetry/api';
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GUARDED,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_REQUEST_ARGS_DIGEST,
+  ATTR_REQUEST_HANDLER_OUTCOME,
+  ATTR_REQUEST_MESSAGES_AFTER_CLOSE,
+  ATTR_REQUEST_STREAM_CLOSED,
+  ATTR_SCHEMA_VERSION,
+  ATTR_SIDE,
+  SCHEMA_VERSION,
+  SPAN_REQUEST_HANDLED,
+} from '../../semconv.js';
+import { argsDigest } from '../../common/args-digest.js';
+import { componentLogger } from '../../common/logger.js';
+import { DEFAULT_REISSUE_WINDOW_MS, RecentShapes } from '../../common/recent-shapes.js';
+import { TRACER_NAME, TRACER_VERSION } from '../../common/span-emitter.js';
+
+/** Options of {@link observeStatelessServers}. */
+export interface StatelessServerOptions {
+  /** Default: the global tracer provider. */
+  tracerProvider?: TracerProvider;
+  /** A call repeating (method, tool, argument digest) one whose stream closed within this long emits its span too, ms. Default 30000. */
+  reissueWindowMs?: number;
+  /** 0: emit `request.handled` for every request. Default: only when it can matter (docs/telemetry.md). */
+  requestSpanDelayMs?: number;
+}
+
+interface Call {
+  method: string;
+  id: string;
+  tool?: string;
+  digest: string;
+  startMs: number;
+  signal?: AbortSignal;
+  closedAtMs?: number;
+  afterClose: number;
+  parent: Context;
+}
+
+type Handler = (request: { method: string; id?: unknown; params?: Record<string, unknown> }, ctx: { mcpReq?: { signal?: AbortSignal } }) => unknown;
+interface ProtocolLike {
+  _requestHandlers?: Map<string, Handler>;
+}
+interface TransportLike {
+  send(message: unknown, options?: { relatedRequestId?: unknown }): Promise<void>;
+}
+interface ServerLike {
+  connect(transport: TransportLike): Promise<void>;
+  server?: ProtocolLike;
+}
+
+const metaGetter = {
+  keys: (c: Record<string, unknown>) => Object.keys(c),
+  get: (c: Record<string, unknown>, k: string) => (typeof c[k] === 'string' ? (c[k] as string) : undefined),
+};
+
+/**
+ * Wraps the server factory given to SDK 2.x `createMcpHandler` (stateless): every request a
+ * per-request server handles is watched from the moment its handler starts until it returns, and
+ * `forkwatch.request.handled` says what it did when that can matter (its stream closed first, it
+ * sent messages after the close, or it repeats a call whose stream closed). The span joins the
+ * trace named by `params._meta.traceparent`. Reads SDK internals defensively and never throws
+ * into the app: on an SDK whose internals differ, it observes nothing.
+ */
+export function observeStatelessServers<F extends (...args: never[]) => unknown>(factory: F, options: StatelessServerOptions = {}): F {
+  const log = componentLogger('server-stateless');
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME, TRACER_VERSION);
+  const recent = new RecentShapes(options.reissueWindowMs ?? DEFAULT_REISSUE_WINDOW_MS);
+  const everyRequest = options.requestSpanDelayMs === 0;
+
+  const emit = (c: Call, outcome: string): void => {
+    try {
+      const now = Date.now();
+      const shape = RecentShapes.shape(c.method, c.tool, c.digest);
+      const matters = everyRequest || c.closedAtMs !== undefined || c.afterClose > 0 || recent.has(shape, c.startMs);
+      if (c.closedAtMs !== undefined) recent.note(shape, c.closedAtMs);
+      if (!matters) return;
+      const span = tracer.startSpan(
+        SPAN_REQUEST_HANDLED,
+        {
+          kind: SpanKind.INTERNAL,
+          startTime: c.startMs,
+          attributes: {
+            [ATTR_SCHEMA_VERSION]: SCHEMA_VERSION,
+            [ATTR_SIDE]: 'server',
+            [ATTR_GUARDED]: false,
+            [ATTR_MCP_METHOD_NAME]: c.method,
+            [ATTR_JSONRPC_REQUEST_ID]: c.id,
+            [ATTR_REQUEST_ARGS_DIGEST]: c.digest,
+            [ATTR_REQUEST_HANDLER_OUTCOME]: outcome,
+            [ATTR_REQUEST_STREAM_CLOSED]: c.closedAtMs !== undefined,
+            [ATTR_REQUEST_MESSAGES_AFTER_CLOSE]: c.afterClose,
+            ...(c.tool !== undefined ? { [ATTR_GEN_AI_TOOL_NAME]: c.tool.slice(0, 256) } : {}),
+          },
+        },
+        c.parent,
+      );
+      span.end(now);
+    } catch (err) {
+      log.debug('request.handled emit failed', err);
+    }
+  };
+
+  const hook = (server: ServerLike, transport: TransportLike): void => {
+    const protocol = (server.server ?? server) as ProtocolLike;
+    const handlers = protocol._requestHandlers;
+    if (!(handlers instanceof Map)) return;
+    const calls = new Map<string, Call>();
+    for (const [method, h] of handlers) {
+      if (typeof h !== 'function' || method === 'initialize' || method === 'ping') continue;
+      handlers.set(method, function (this: unknown, request, ctx) {
+        let call: Call | undefined;
+        try {
+          const params = request.params ?? {};
+          const meta = params._meta && typeof params._meta === 'object' ? (params._meta as Record<string, unknown>) : {};
+          call = {
+            method,
+            id: String(request.id),
+            tool: method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined,
+            digest: argsDigest(params),
+            startMs: Date.now(),
+            signal: ctx?.mcpReq?.signal,
+            afterClose: 0,
+            parent: propagation.extract(context.active(), meta, metaGetter),
+          };
+          const c = call;
+          calls.set(c.id, c);
+          if (c.signal?.aborted) c.closedAtMs = c.startMs;
+          else c.signal?.addEventListener('abort', () => (c.closedAtMs ??= Date.now()), { once: true });
+        } catch (err) {
+          log.debug('request hook failed', err);
+        }
+        const done = (outcome: string): void => {
+          if (call === undefined) return;
+          calls.delete(call.id);
+          emit(call, outcome);
+        };
+        let result: unknown;
+        try {
+          result = h.call(this, request, ctx);
+        } catch (err) {
+          done(call?.signal?.aborted ? 'cancelled' : 'error');
+          throw err;
+        }
+        return Promise.resolve(result).then(
+          (r) => {
+            // McpServer turns a tool's throw into a result with isError: the tool did not complete.
+            const failed = r !== null && typeof r === 'object' && (r as { isError?: unknown }).isError === true;
+            done(failed ? (call?.signal?.aborted ? 'cancelled' : 'error') : 'completed');
+            return r;
+          },
+          (err: unknown) => {
+            done(call?.signal?.aborted ? 'cancelled' : 'error');
+            throw err;
+          },
+        );
+      });
+    }
+    const origSend = transport.send;
+    transport.send = function (this: unknown, message, opts) {
+      try {
+        const m = message as { id?: unknown; method?: unknown };
+        const rid = opts?.relatedRequestId ?? (m.method === undefined ? m.id : undefined);
+        const c = rid !== undefined ? calls.get(String(rid)) : undefined;
+        if (c?.closedAtMs !== undefined) c.afterClose++;
+      } catch {
+        // observing must not break sending
+      }
+      return origSend.call(this, message, opts);
+    };
+  };
+
+  return function (this: unknown, ...args: never[]) {
+    const made = factory.apply(this, args);
+    const wrap = (server: unknown): unknown => {
+      try {
+        const s = server as ServerLike;
+        const origConnect = s.connect;
+        s.connect = async function (this: unknown, transport: TransportLike) {
+          await origConnect.call(this, transport);
+          try {
+            hook(s, transport);
+          } catch (err) {
+            log.debug('stateless hook failed', err);
+          }
+        };
+      } catch (err) {
+        log.debug('stateless wrap failed', err);
+      }
+      return server;
+    };
+    return made instanceof Promise ? made.then(wrap) : wrap(made);
+  } as F;
+}

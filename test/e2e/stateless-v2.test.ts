@@ -1,0 +1,132 @@
+/**
+ * The stateless arm end to end: SDK 2.x `createMcpHandler` (2026-07-28, no session) served through
+ * `toNodeHandler`, a 2.x client negotiating the modern era, the demo's fault proxy cutting the
+ * response stream mid tool call, forkwatch's stateless instrumentation on both sides, and the
+ * detector's engine over the spans they emitted (serialized as OTLP JSON).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { propagation } from '@opentelemetry/api';
+import { createStatelessClientTap } from '@forkwatch/instrumentation/client/v2';
+import { observeStatelessServers } from '@forkwatch/instrumentation/server/v2';
+import { FaultProxy } from '../../src/demo/fault-proxy.js';
+import { decodeJson } from '../../src/otlp/decode-json.js';
+import { FORK_KINDS } from '../../src/model/finding.js';
+import { harness } from '../correlate/harness.js';
+
+const STEPS = 6;
+const STEP_MS = 60;
+const DEADLINE_MS = 10_000;
+
+interface Run {
+  kinds: string[];
+  runs: { started: number; completed: number; stopped: number };
+}
+
+function provider(exporter: InMemorySpanExporter, service: string): BasicTracerProvider {
+  return new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
+}
+
+async function waitFor(cond: () => boolean, what: string): Promise<void> {
+  const until = Date.now() + DEADLINE_MS;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** One charge call cut after its first progress notification; `reissue`: the app calls again with the same arguments. */
+async function run(o: { serverStops: boolean; reissue: boolean }): Promise<Run> {
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const serverSpans = new InMemorySpanExporter();
+  const clientSpans = new InMemorySpanExporter();
+  const runs = { started: 0, completed: 0, stopped: 0 };
+  const factory = () => {
+    const s = new McpServer({ name: 'stateless-v2', version: '0.1.0' });
+    s.registerTool(
+      'charge',
+      { description: 'charges a card slowly', inputSchema: fromJsonSchema<{ card: string; cents: number }>({ type: 'object', properties: { card: { type: 'string' }, cents: { type: 'number' } } }) },
+      async (args, ctx) => {
+        runs.started++;
+        const token = ctx.mcpReq._meta?.progressToken;
+        for (let i = 1; i <= STEPS; i++) {
+          await new Promise((r) => setTimeout(r, STEP_MS));
+          if (o.serverStops && ctx.mcpReq.signal.aborted) {
+            runs.stopped++;
+            throw new Error('cancelled: the response stream closed');
+          }
+          if (token !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: STEPS } }).catch(() => {});
+        }
+        runs.completed++;
+        return { content: [{ type: 'text' as const, text: `charged ${args.cents} to ${args.card}` }] };
+      },
+    );
+    return s;
+  };
+  const handler = createMcpHandler(observeStatelessServers(factory, { tracerProvider: provider(serverSpans, 'pay-server') }));
+  const http: Server = createServer(toNodeHandler(handler) as never);
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+  const port = (http.address() as { port: number }).port;
+  const proxy = await FaultProxy.start({ targetPort: port, mode: 'refuse' });
+  const tap = createStatelessClientTap({ tracerProvider: provider(clientSpans, 'pay-client') });
+  const client = new Client({ name: 'pay-app', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url('/mcp')), { fetch: tap.wrapFetch(fetch) as never }), { timeout: 5_000 });
+    const args = { card: 'tok_4242', cents: 1999 };
+    let progress = 0;
+    const first = client
+      .callTool({ name: 'charge', arguments: args }, { timeout: 5_000, onprogress: () => void progress++ })
+      .then(() => 'answered' as const, () => 'failed' as const);
+    await waitFor(() => progress >= 1, 'the first progress notification');
+    proxy.partition();
+    assert.equal(await first, 'failed', 'the cut call did not get its answer');
+    proxy.heal();
+    if (o.reissue) {
+      const again = await client.callTool({ name: 'charge', arguments: args }, { timeout: 5_000 });
+      assert.match(JSON.stringify(again), /charged 1999 to tok_4242/);
+    }
+    await waitFor(() => runs.completed + runs.stopped >= runs.started, 'every handler to finish');
+  } finally {
+    await client.close().catch(() => {});
+    await proxy.close();
+    await handler.close();
+    await new Promise<void>((r) => http.close(() => r()));
+  }
+  const spans = [...serverSpans.getFinishedSpans(), ...clientSpans.getFinishedSpans()];
+  if (process.env.DEBUG_STATELESS) for (const s of spans) console.log(s.name, s.spanContext().traceId.slice(0, 8), JSON.stringify(s.attributes));
+  const h = harness();
+  for (let i = 0; i < spans.length; i += 8) {
+    h.ingest(decodeJson(Buffer.from(JsonTraceSerializer.serializeRequest(spans.slice(i, i + 8))!).toString('utf8')).spans);
+  }
+  h.advance(10_000);
+  h.advance(30_000);
+  return { kinds: h.kinds(), runs };
+}
+
+test('cut mid tool call, re-issued, server did not stop the first: duplicate_execution (never a fork)', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: false, reissue: true });
+  assert.equal(r.runs.completed, 2, 'the server really ran the charge twice');
+  assert.ok(r.kinds.includes('duplicate_execution'), r.kinds.join(','));
+  assert.ok(!r.kinds.includes('orphaned_request'), r.kinds.join(','));
+  assert.deepEqual(r.kinds.filter((k) => (FORK_KINDS as readonly string[]).includes(k)), []);
+});
+
+test('cut mid tool call, re-issued, server stopped the first on the close: nothing', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: true });
+  assert.equal(r.runs.stopped, 1);
+  assert.equal(r.runs.completed, 1);
+  assert.deepEqual(r.kinds, []);
+});
+
+test('cut mid tool call, never re-issued: orphaned_request', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: false });
+  assert.deepEqual(r.kinds, ['orphaned_request']);
+});
