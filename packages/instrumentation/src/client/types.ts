@@ -61,6 +61,27 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
   injectTraceContext?: boolean;
 }
 
+/** Structural view of the SDK's StreamableHTTPClientTransport that attach() relies on. */
+export interface AttachableTransport {
+  onmessage?: ((message: any, extra?: any) => void) | undefined;
+  readonly sessionId?: string | undefined;
+}
+
+/** Structural view of the SDK's Client (Protocol) that attach() relies on. */
+export interface AttachableClient {
+  request: (...args: any[]) => Promise<any>;
+}
+
+/** Counters of what the instrumentation could not do; it never throws instead. */
+export interface ClientInstrumentationStats {
+  /** Hooks that failed and were skipped. */
+  hookFailures: number;
+  /** Spans the tracer refused. */
+  spanFailures: number;
+  /** SSE events skipped as oversized. */
+  oversizedEvents: number;
+}
+
 /** Options of {@link createClientGuard}. */
 export interface ClientGuardOptions extends ClientCommonOptions {
   /** `(session, incarnation, event id)` keys remembered for dedup, per session. Default 4096. */

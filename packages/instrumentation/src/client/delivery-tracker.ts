@@ -1,0 +1,167 @@
+import type { Context } from '@opentelemetry/api';
+import {
+  ATTR_CLIENT_DELIVERY,
+  ATTR_CLIENT_SEEN_BEFORE,
+  ATTR_JSONRPC_KIND,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_SSE_EVENT_ID,
+  ATTR_SSE_EVENT_SEQ,
+  ATTR_SSE_EVENT_SEQ_SOURCE,
+  ATTR_SSE_PAYLOAD_BYTES,
+  ATTR_SSE_PAYLOAD_DIGEST,
+  ATTR_SSE_STREAM_ID,
+  SPAN_SSE_EVENT,
+} from '../semconv.js';
+import { parseEventId } from '../common/incarnation.js';
+import { payloadDigest } from '../common/session-key.js';
+import type { SseEvent } from '../common/sse-parser.js';
+import type { ClientCore } from './client-core.js';
+import { boundedSessionId } from './http-message.js';
+import { inspectData, inspectMessage, sameMessage } from './inspect-message.js';
+import type { Attrs, Channel, Delivery, PendingEvent } from './internal-types.js';
+import type { AttachableTransport } from './types.js';
+
+/**
+ * Whether each wire event reached the SDK: `forkwatch.sse.event` with `forkwatch.client.delivery`
+ * decided when the SDK's onmessage sees the message, or `dropped` after `deliveryTimeoutMs`.
+ */
+export class DeliveryTracker {
+  constructor(private readonly core: ClientCore) {}
+
+  onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, streamId: string, ctx: Context): void {
+    if (ev.id === undefined) return;
+    const core = this.core;
+    const info = inspectData(ev.data, core.maxParseChars);
+    if (info.incarnation && sessionId) core.session(sessionId).incarnation = info.incarnation;
+    let seenBefore: boolean | undefined;
+    if (sessionId) {
+      const seen = core.session(sessionId).seen;
+      seenBefore = seen.has(ev.id);
+      seen.set(ev.id, true);
+    }
+    // Counter ids repeat across sessions: index them under the session.
+    core.streamIndex.set(`${sessionId ?? ''}\u0000${ev.id}`, streamId);
+    const parsed = parseEventId(ev.id);
+    const attrs: Attrs = {
+      [ATTR_SSE_EVENT_ID]: ev.id,
+      [ATTR_SSE_EVENT_SEQ]: parsed.seq,
+      [ATTR_SSE_EVENT_SEQ_SOURCE]: parsed.source,
+      [ATTR_SSE_STREAM_ID]: streamId,
+      [ATTR_SSE_PAYLOAD_DIGEST]: payloadDigest(ev.data),
+      [ATTR_SSE_PAYLOAD_BYTES]: Buffer.byteLength(ev.data, 'utf8'),
+      [ATTR_JSONRPC_KIND]: info.kind,
+      [ATTR_JSONRPC_REQUEST_ID]: info.id,
+      [ATTR_MCP_METHOD_NAME]: info.method,
+      [ATTR_PROGRESS_TOKEN]: info.progressToken,
+      [ATTR_CLIENT_SEEN_BEFORE]: seenBefore,
+      ...core.incarnationAttrs(sessionId),
+    };
+    if (ev.data.length === 0) return this.emitEvent(sessionId, attrs, 'no_payload', ctx);
+    // The SDK delivers only `message` events with valid JSON-RPC; others cannot be awaited.
+    if (!channel.attached || info.kind === 'none' || (ev.event !== 'message' && ev.event !== '')) {
+      return this.emitEvent(sessionId, attrs, undefined, ctx);
+    }
+    if (channel.pending.length >= core.maxPending) {
+      const oldest = channel.pending.shift()!;
+      this.decide(oldest, 'dropped');
+    }
+    channel.pending.push({ streamId, sessionId, info, attrs, ctx, deadline: Date.now() + core.deliveryTimeoutMs, decided: false });
+    this.armSweep(channel);
+  }
+
+  /**
+   * Observes what reaches the SDK's protocol layer through `transport.onmessage`: an accessor
+   * wraps whatever handler the Client assigns.
+   */
+  hookOnMessage(transport: AttachableTransport, channel: Channel): void {
+    let inner = transport.onmessage;
+    const wrappers = new WeakMap<object, (message: unknown, extra?: unknown) => void>();
+    let lastInner: unknown;
+    let lastWrapper: ((message: unknown, extra?: unknown) => void) | undefined;
+    let depth = 0;
+    const observe = (message: unknown): void => {
+      try {
+        this.onDelivered(channel, message, transport.sessionId);
+      } catch (err) {
+        this.core.fail('delivery hook', err);
+      }
+    };
+    Object.defineProperty(transport, 'onmessage', {
+      configurable: true,
+      enumerable: true,
+      get() {
+        const h = inner;
+        if (!h) return undefined;
+        // Read on every message: the handler of the last read is answered without a lookup.
+        if (h === lastInner) return lastWrapper;
+        let w = wrappers.get(h);
+        if (!w) {
+          // Protocol.connect chains the previous handler inside its own: observe once per message.
+          w = function (this: unknown, message: unknown, extra?: unknown) {
+            if (depth === 0) observe(message);
+            depth++;
+            try {
+              return h.call(this, message, extra);
+            } finally {
+              depth--;
+            }
+          };
+          wrappers.set(h, w);
+        }
+        lastInner = h;
+        lastWrapper = w;
+        return w;
+      },
+      set(v) {
+        inner = v;
+      },
+    });
+  }
+
+  private emitEvent(sessionId: string | undefined, attrs: Attrs, delivery: Delivery | undefined, ctx: Context): void {
+    this.core.emitter.emit(SPAN_SSE_EVENT, sessionId, { ...attrs, [ATTR_CLIENT_DELIVERY]: delivery }, ctx);
+  }
+
+  private decide(p: PendingEvent, delivery: Delivery): void {
+    if (p.decided) return;
+    p.decided = true;
+    this.emitEvent(p.sessionId, p.attrs, delivery, p.ctx);
+  }
+
+  private armSweep(channel: Channel): void {
+    if (channel.timer || channel.pending.length === 0) return;
+    const wait = Math.max(1, channel.pending[0]!.deadline - Date.now());
+    channel.timer = setTimeout(() => {
+      channel.timer = undefined;
+      try {
+        const now = Date.now();
+        while (channel.pending.length > 0 && channel.pending[0]!.deadline <= now) this.decide(channel.pending.shift()!, 'dropped');
+        this.armSweep(channel);
+      } catch (err) {
+        this.core.fail('delivery sweep', err);
+      }
+    }, wait);
+    channel.timer.unref?.();
+  }
+
+  private onDelivered(channel: Channel, message: unknown, transportSessionId: string | undefined): void {
+    if (channel.pending.length === 0) return;
+    const info = inspectMessage(message);
+    const sid = boundedSessionId(transportSessionId, this.core.maxSessionIdChars);
+    let idx = channel.pending.findIndex((p) => p.sessionId === sid && sameMessage(p.info, info));
+    if (idx < 0) idx = channel.pending.findIndex((p) => sameMessage(p.info, info));
+    if (idx < 0) return;
+    const hit = channel.pending[idx]!;
+    const keep: PendingEvent[] = [];
+    for (let i = 0; i < channel.pending.length; i++) {
+      const p = channel.pending[i]!;
+      // Events of the same stream that came before the delivered one were skipped by a layer below.
+      if (i < idx && p.streamId === hit.streamId) this.decide(p, 'dropped');
+      else if (i !== idx) keep.push(p);
+    }
+    channel.pending = keep;
+    this.decide(hit, 'delivered');
+  }
+}
