@@ -1,7 +1,14 @@
 import type { DiagLogger } from '@opentelemetry/api';
 import { ATTR_SESSION_INCARNATION, ATTR_SESSION_INCARNATION_SOURCE } from '../semconv.js';
 import { DEFAULT_REQUEST_SPAN_DELAY_MS } from '../common/deferred-requests.js';
+import {
+  DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
+  EventRingStore,
+} from '../common/event-ring.js';
 import { DEFAULT_MAX_PARSE_CHARS } from '../common/jsonrpc-info.js';
+import { intOption } from '../common/resolve-options.js';
 import { componentLogger } from '../common/logger.js';
 import { SpanEmitter } from '../common/span-emitter.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
@@ -28,6 +35,7 @@ export class ClientCore {
   readonly deliveryTimeoutMs: number;
   readonly injectTraceContext: boolean;
   readonly requestSpanDelayMs: number;
+  readonly rings: EventRingStore;
   hookFailures = 0;
   oversized = 0;
 
@@ -51,6 +59,11 @@ export class ClientCore {
     this.deliveryTimeoutMs = options.deliveryTimeoutMs ?? 2000;
     this.injectTraceContext = options.injectTraceContext ?? true;
     this.requestSpanDelayMs = options.requestSpanDelayMs ?? DEFAULT_REQUEST_SPAN_DELAY_MS;
+    this.rings = new EventRingStore(
+      intOption(this.log, 'maxBufferedEventsPerSession', options.maxBufferedEventsPerSession, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION),
+      intOption(this.log, 'maxBufferedEvents', options.maxBufferedEvents, DEFAULT_MAX_BUFFERED_EVENTS),
+      intOption(this.log, 'maxBufferedPayloadChars', options.maxBufferedPayloadChars, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, 0),
+    );
   }
 
   /** A hook failed and was skipped: counted, logged at debug, never thrown. */
@@ -60,7 +73,13 @@ export class ClientCore {
   }
 
   session(sessionId: string): SessionState {
-    return this.sessions.getOrCreate(sessionId, () => ({ incarnation: undefined, seen: new BoundedMap(this.maxSeen) }));
+    // With no delay everything is recorded as it happens, events included.
+    return this.sessions.getOrCreate(sessionId, () => ({
+      incarnation: undefined,
+      seen: new BoundedMap(this.maxSeen),
+      ring: undefined,
+      hot: this.requestSpanDelayMs <= 0,
+    }));
   }
 
   /** The incarnation held for an (already bounded) session id. */

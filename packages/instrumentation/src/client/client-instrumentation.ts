@@ -24,14 +24,14 @@ export class ClientInstrumentation {
   constructor(options: ClientInstrumentationOptions = {}) {
     this.core = new ClientCore(options);
     this.delivery = new DeliveryTracker(this.core);
-    this.requests = new RequestTracker(this.core);
+    this.requests = new RequestTracker(this.core, this.delivery);
     this.exchange = new FetchExchange(this.core, this.delivery);
   }
 
   /** What went wrong without being thrown. */
   get stats(): ClientInstrumentationStats {
     const core = this.core;
-    return { hookFailures: core.hookFailures, spanFailures: core.emitter.failures, oversizedEvents: core.oversized };
+    return { hookFailures: core.hookFailures, spanFailures: core.emitter.failures, oversizedEvents: core.oversized, bufferedEvents: core.rings.bufferedEvents };
   }
 
   /** The incarnation this instrumentation holds for a raw session id, when a server sent one. */

@@ -12,8 +12,11 @@ import {
   ATTR_SSE_PAYLOAD_BYTES,
   ATTR_SSE_PAYLOAD_DIGEST,
   ATTR_SSE_STREAM_ID,
+  META_INCARNATION,
   SPAN_SSE_EVENT,
 } from '../semconv.js';
+import { epochNow } from '../common/deferred-requests.js';
+import { EventRing } from '../common/event-ring.js';
 import { parseEventId } from '../common/incarnation.js';
 import { payloadDigest } from '../common/session-key.js';
 import type { SseEvent } from '../common/sse-parser.js';
@@ -22,6 +25,8 @@ import { boundedSessionId } from './http-message.js';
 import { inspectData, inspectMessage, sameMessage } from './inspect-message.js';
 import type { Attrs, Channel, Delivery, PendingEvent } from './internal-types.js';
 import type { AttachableTransport } from './types.js';
+
+const EMPTY_DIGEST = payloadDigest('');
 
 /**
  * Whether each wire event reached the SDK: `forkwatch.sse.event` with `forkwatch.client.delivery`
@@ -32,6 +37,94 @@ export class DeliveryTracker {
 
   onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, streamId: string, ctx: Context): void {
     if (ev.id === undefined) return;
+    const core = this.core;
+    const state = sessionId ? core.session(sessionId) : undefined;
+    if (state === undefined || state.hot) return this.record(channel, ev as SseEvent & { id: string }, sessionId, streamId, ctx);
+    // A cold session: only what later events and a later moment need is kept, nothing is parsed
+    // unless the data can carry an incarnation (an InitializeResult's _meta).
+    if (ev.data.includes(META_INCARNATION)) {
+      const info = inspectData(ev.data, core.maxParseChars);
+      if (info.incarnation) state.incarnation = info.incarnation;
+    }
+    const seen = state.seen;
+    const seenBefore = seen.has(ev.id);
+    seen.set(ev.id, true);
+    // Counter ids repeat across sessions: index them under the session.
+    core.streamIndex.set(`${sessionId}\u0000${ev.id}`, streamId);
+    if (!core.emitter.enabled) return;
+    const rings = core.rings;
+    const ring = (state.ring ??= new EventRing());
+    const slot = rings.next(ring);
+    slot.id = ev.id;
+    slot.streamId = streamId;
+    slot.flag = seenBefore;
+    slot.at = epochNow();
+    slot.origin = ctx;
+    if (ev.data === '') {
+      slot.data = undefined;
+      slot.digest = EMPTY_DIGEST;
+      slot.bytes = 0;
+      slot.kind = 'none';
+    } else if (!rings.keepData(ring, slot, ev.data)) {
+      const info = inspectData(ev.data, core.maxParseChars);
+      slot.kind = info.kind;
+      slot.rpcId = info.id;
+      slot.method = info.method;
+      slot.token = info.progressToken;
+    }
+  }
+
+  /**
+   * A moment on the session (its reconnect with Last-Event-ID, an answer under another session id
+   * or incarnation): its buffered events are emitted, and with `sticky` its later ones as they arrive.
+   */
+  moment(sessionId: string | undefined, sticky: boolean): void {
+    if (!sessionId) return;
+    const state = this.core.sessions.get(sessionId);
+    if (state === undefined) return;
+    if (sticky) state.hot = true;
+    const ring = state.ring;
+    if (ring === undefined || ring.slots.length === 0) return;
+    const core = this.core;
+    const inc = core.incarnationAttrs(sessionId);
+    core.rings.forEach(ring, (slot) => {
+      const data = slot.data;
+      if (data !== undefined) {
+        const info = inspectData(data, core.maxParseChars);
+        slot.kind = info.kind;
+        slot.rpcId = info.id;
+        slot.method = info.method;
+        slot.token = info.progressToken;
+      }
+      const parsed = parseEventId(slot.id);
+      core.emitter.emit(
+        SPAN_SSE_EVENT,
+        sessionId,
+        {
+          [ATTR_SSE_EVENT_ID]: slot.id,
+          [ATTR_SSE_EVENT_SEQ]: parsed.seq,
+          [ATTR_SSE_EVENT_SEQ_SOURCE]: parsed.source,
+          [ATTR_SSE_STREAM_ID]: slot.streamId,
+          [ATTR_SSE_PAYLOAD_DIGEST]: data !== undefined ? payloadDigest(data) : slot.digest,
+          [ATTR_SSE_PAYLOAD_BYTES]: data !== undefined ? Buffer.byteLength(data, 'utf8') : slot.bytes,
+          [ATTR_JSONRPC_KIND]: slot.kind,
+          [ATTR_JSONRPC_REQUEST_ID]: slot.rpcId,
+          [ATTR_MCP_METHOD_NAME]: slot.method,
+          [ATTR_PROGRESS_TOKEN]: slot.token,
+          [ATTR_CLIENT_SEEN_BEFORE]: slot.flag,
+          [ATTR_CLIENT_DELIVERY]: slot.kind === 'none' && data === undefined && slot.bytes === 0 ? 'no_payload' : undefined,
+          ...inc,
+        },
+        slot.origin as Context,
+        slot.at,
+      );
+      slot.origin = undefined;
+    });
+    core.rings.release(ring);
+  }
+
+  /** An event of a hot session (or one without a session id): recorded, and its delivery awaited, as it arrives. */
+  private record(channel: Channel, ev: SseEvent & { id: string }, sessionId: string | undefined, streamId: string, ctx: Context): void {
     const core = this.core;
     const info = inspectData(ev.data, core.maxParseChars);
     if (info.incarnation && sessionId) core.session(sessionId).incarnation = info.incarnation;

@@ -116,8 +116,14 @@ export class FetchExchange {
     const incHeader = res.headers.get(HEADER_SESSION_INCARNATION) ?? undefined;
     const incAnswered = incHeader && incHeader.length <= 256 ? incHeader : undefined;
     const lastEventId = req.headers.get(HEADER_LAST_EVENT_ID) ?? undefined;
+    const previous = sessionId ? core.sessions.get(sessionId)?.incarnation : undefined;
+    // Moments: a reconnect with Last-Event-ID, an answer under another session id or incarnation.
+    const otherId = answered !== undefined && presented !== undefined && answered !== presented;
+    if (lastEventId !== undefined || otherId || (incAnswered !== undefined && previous !== undefined && incAnswered !== previous)) {
+      this.delivery.moment(presented, true);
+      if (otherId) this.delivery.moment(answered, true);
+    }
     if (lastEventId !== undefined) {
-      const previous = sessionId ? core.sessions.get(sessionId)?.incarnation : undefined;
       const idChanged = answered !== undefined && presented !== undefined && answered !== presented;
       const incChanged = incAnswered !== undefined && previous !== undefined && incAnswered !== previous;
       const s = res.status;

@@ -1,4 +1,5 @@
 import type { Context } from '@opentelemetry/api';
+import type { EventRing } from '../common/event-ring.js';
 import type { BoundedMap } from './bounded-map.js';
 import type { MessageInfo } from './inspect-message.js';
 import type { FetchLike } from './types.js';
@@ -49,4 +50,8 @@ export interface Channel {
 export interface SessionState {
   incarnation: string | undefined;
   seen: BoundedMap<string, true>;
+  /** Recent SSE events not emitted yet (docs/telemetry.md, "When event history is emitted"). */
+  ring: EventRing | undefined;
+  /** A moment happened on this session: its events are emitted as they arrive. */
+  hot: boolean;
 }

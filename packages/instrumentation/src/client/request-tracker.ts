@@ -16,6 +16,7 @@ import {
 } from '../semconv.js';
 import { DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import type { ClientCore } from './client-core.js';
+import type { DeliveryTracker } from './delivery-tracker.js';
 import { forkOf } from './fork-registry.js';
 import { boundedSessionId } from './http-message.js';
 import type { Outcome, TrackedRequest } from './internal-types.js';
@@ -29,7 +30,10 @@ import type { AttachableClient, AttachableTransport } from './types.js';
 export class RequestTracker {
   private readonly held: DeferredRequests<TrackedRequest>;
 
-  constructor(private readonly core: ClientCore) {
+  constructor(
+    private readonly core: ClientCore,
+    private readonly delivery: DeliveryTracker,
+  ) {
     this.held = new DeferredRequests(core.requestSpanDelayMs, (r) => this.emitSent(r));
   }
 
@@ -127,6 +131,9 @@ export class RequestTracker {
     if (r.sentEmitted) return;
     r.sentEmitted = true;
     try {
+      // A request outliving the delay (or settling without an answer) is a moment: the session's
+      // recent events go out with it. initialize is emitted at once and is no moment.
+      if (r.method !== 'initialize') this.delivery.moment(r.sessionId, false);
       const inc = r.inc;
       this.core.emitter.emit(
         SPAN_REQUEST_SENT,

@@ -15,6 +15,7 @@ import type { JsonRpcInfo } from '../common/jsonrpc-info.js';
 import { safeExecute } from '../common/safe-execute.js';
 import type { HeldRequest, TransportState } from './internal-types.js';
 import type { ServerEmitters } from './server-emitters.js';
+import type { SseRecorder } from './sse-recorder.js';
 
 /**
  * `forkwatch.request.received`: a request answered within `requestSpanDelayMs` emits nothing (it
@@ -29,10 +30,13 @@ export class HeldRequests {
     private readonly requestSpanDelayMs: number,
     /** Requests held per incarnation; past it they are emitted at once. */
     private readonly maxHeld: number,
+    private readonly sse: SseRecorder,
   ) {
     this.deferred = new DeferredRequests<HeldRequest>(requestSpanDelayMs, (held) => {
       safeExecute(logger, 'request.received', () => {
         if (held.info.id !== undefined) held.state.unanswered.delete(held.info.id);
+        // A request outliving the delay is a moment: the session's recent events go out with it.
+        this.sse.flush(held.state);
         this.emit(held);
       });
     });
@@ -64,6 +68,7 @@ export class HeldRequests {
 
   /** Requests still unanswered when their session ends are what an orphan is made of: out now. */
   flush(state: TransportState): void {
+    if (state.unanswered.size > 0) this.sse.flush(state);
     for (const held of state.unanswered.values()) {
       this.deferred.delete(held);
       this.emit(held);

@@ -1,4 +1,5 @@
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { EventRing } from '../common/event-ring.js';
 import type { JsonRpcInfo } from '../common/jsonrpc-info.js';
 import type { EventIdTracker } from './event-id-tracker.js';
 import type { GuardLink } from './guard-link.js';
@@ -28,6 +29,10 @@ export interface TransportState {
   inflight: RequestContext[];
   /** Requests received and not yet answered, whose span is held back, by JSON-RPC id. */
   unanswered: Map<string, HeldRequest>;
+  /** Recent SSE events not emitted yet (docs/telemetry.md, "When event history is emitted"). */
+  ring: EventRing | undefined;
+  /** A moment happened on this incarnation: its events are emitted as they are sent. */
+  hot: boolean;
 }
 
 /** A received request whose `forkwatch.request.received` waits (see DeferredRequests). */

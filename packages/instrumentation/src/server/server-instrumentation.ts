@@ -3,7 +3,14 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import { ATTR_RESUME_LAST_EVENT_FOUND, ATTR_SESSION_INCARNATION, ATTR_SESSION_INCARNATION_SOURCE, HEADER_SESSION_INCARNATION } from '../semconv.js';
 import { DEFAULT_REQUEST_SPAN_DELAY_MS } from '../common/deferred-requests.js';
 import { newIncarnation } from '../common/incarnation.js';
+import {
+  DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
+  EventRingStore,
+} from '../common/event-ring.js';
 import { describeMessage } from '../common/jsonrpc-info.js';
+import { intOption } from '../common/resolve-options.js';
 import { componentLogger } from '../common/logger.js';
 import { safeExecute } from '../common/safe-execute.js';
 import type { SseEvent } from '../common/sse-parser.js';
@@ -43,9 +50,14 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   });
   const registry = new TransportRegistry(maxTrackedSessions);
   const attribution = new SessionAttribution(maxTrackedSessions);
-  const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds);
-  const lifecycle = new SessionLifecycle(emitters, registry, attribution, held);
-  const sse = new SseRecorder(emitters);
+  const store = new EventRingStore(
+    intOption(logger, 'maxBufferedEventsPerSession', options.maxBufferedEventsPerSession, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION),
+    intOption(logger, 'maxBufferedEvents', options.maxBufferedEvents, DEFAULT_MAX_BUFFERED_EVENTS),
+    intOption(logger, 'maxBufferedPayloadChars', options.maxBufferedPayloadChars, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, 0),
+  );
+  const sse = new SseRecorder(emitters, store, maxTrackedSessions);
+  const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds, sse);
+  const lifecycle = new SessionLifecycle(emitters, registry, attribution, held, sse);
 
   const onMessage = (state: TransportState, message: unknown, extra: unknown): void => {
     const info = describeMessage(message);
@@ -69,6 +81,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         deleting: false,
         inflight: [],
         unanswered: new Map(),
+        ring: undefined,
+        // With no delay everything is recorded as it happens, events included.
+        hot: requestSpanDelayMs <= 0,
       };
       const link = guardLinks.get(transport);
       if (link) state.link = link;
@@ -149,8 +164,13 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
               {
                 onHead: (status) => {
                   lifecycle.maybeCreate(state, c, true);
+                  // A resume, or an id answered under another session id, is a moment on the session.
+                  const sid = transport.sessionId;
+                  if (c.lastEventId !== undefined || (c.sessionIdHeader !== undefined && sid !== undefined && c.sessionIdHeader !== sid)) {
+                    sse.moment(state, c.sessionIdHeader ?? sid);
+                  }
                   if (c.lastEventId !== undefined) {
-                    const sessionId = transport.sessionId ?? c.sessionIdHeader;
+                    const sessionId = sid ?? c.sessionIdHeader;
                     const found = state.incarnation !== undefined ? sse.lastEventFound(state, c, c.lastEventId) : undefined;
                     sse.emitResume(c, status, sessionId, state, { [ATTR_RESUME_LAST_EVENT_FOUND]: found }, emitters.of(state));
                   }
@@ -193,6 +213,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
             tapResponse(res, {
               onHead: (status, header) => {
                 if (c.claimed) return;
+                // Answered without a transport (e.g. a 404): earlier lives of the id are emitted.
+                if (c.sessionIdHeader !== undefined) sse.moment(registry.find(c.sessionIdHeader), c.sessionIdHeader);
                 const incarnation = c.guard?.incarnation ?? header(HEADER_SESSION_INCARNATION);
                 const extra: Attrs = { [ATTR_RESUME_LAST_EVENT_FOUND]: c.guard?.lastEventFound };
                 if (incarnation !== undefined) {
@@ -224,6 +246,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
 
   return {
     observeTransport,
+    get bufferedEvents() {
+      return store.bufferedEvents;
+    },
     wrapHandler,
     markEnded,
     get failures() {

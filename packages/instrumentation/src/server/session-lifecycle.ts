@@ -15,6 +15,7 @@ import type { HeldRequests } from './held-requests.js';
 import type { TransportState } from './internal-types.js';
 import { nextLogicalTime, otelContextOf, type RequestContext } from './request-context.js';
 import type { SessionAttribution } from './session-attribution.js';
+import type { SseRecorder } from './sse-recorder.js';
 import type { ServerEmitters } from './server-emitters.js';
 import type { TransportRegistry } from './transport-registry.js';
 import type { SessionEndReason } from './types.js';
@@ -26,6 +27,7 @@ export class SessionLifecycle {
     private readonly registry: TransportRegistry,
     private readonly attribution: SessionAttribution,
     private readonly held: HeldRequests,
+    private readonly sse: SseRecorder,
   ) {}
 
   /** The request a message arrived on, while it matters (the incarnation is still unknown). */
@@ -60,10 +62,16 @@ export class SessionLifecycle {
     state.sessionId = sessionId;
     state.createdAt = nextLogicalTime();
     if (root) state.createdBy = root;
+    const previous = this.registry.find(sessionId);
     this.registry.track(state, sessionId);
     const supplied =
       root !== undefined && (root.sessionIdHeader === sessionId || (ctx !== undefined && ctx.sessionIdHeader === sessionId));
     state.rehydrated = supplied && createdBy !== 'initialize';
+    // A session born of anything but initialize is a moment: earlier lives of the id are emitted.
+    if (createdBy !== 'initialize') {
+      if (previous !== undefined && previous !== state) this.sse.moment(previous, undefined);
+      this.sse.moment(state, sessionId);
+    }
     this.emitters.of(state).emit(
       SPAN_SESSION_CREATED,
       sessionId,
@@ -86,8 +94,12 @@ export class SessionLifecycle {
     const sessionId = state.sessionId ?? state.transport.sessionId;
     this.registry.untrack(state, sessionId);
     // A transport that never got a session id never had an incarnation: nothing ended.
-    if (state.incarnation === undefined) return;
+    if (state.incarnation === undefined) {
+      if (state.ring) this.sse.retire(state, 'closed_by_client');
+      return;
+    }
     const reason = state.pendingEnd?.reason ?? (state.deleting ? 'closed_by_client' : fallback);
+    this.sse.retire(state, reason);
     this.emitters.of(state).emit(SPAN_SESSION_ENDED, sessionId, {
       ...this.emitters.incarnationAttrs(state),
       [ATTR_SESSION_END_REASON]: reason,
