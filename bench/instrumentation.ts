@@ -122,6 +122,9 @@ export async function startVariant(
     await transport.handleRequest(req, res);
   };
   const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
+  // No idle timeout on kept-alive sockets: under valgrind (~50x slower) the default 5 s closed a
+  // socket the client was about to reuse, and the call failed with ECONNRESET.
+  http.keepAliveTimeout = 0;
   const url = await listen(http);
   const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: clientFw ? clientFw.wrapFetch(withoutSignal) : withoutSignal });
