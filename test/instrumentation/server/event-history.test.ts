@@ -52,6 +52,20 @@ describe('server event history', { timeout: 20_000 }, () => {
     }
   });
 
+  it('buffers nothing for a tracer that records nothing (no SDK registered)', async () => {
+    const inst = createServerInstrumentation();
+    const srv = await resumableApp(inst);
+    const client = new Client({ name: 'c', version: '1' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(srv.url));
+      await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+      assert.equal(inst.bufferedEvents, 0);
+    } finally {
+      await client.close();
+      await srv.close();
+    }
+  });
+
   it('reports the events sent before a resume after it, with the times they were sent', async () => {
     const t = tracing();
     const inst = createServerInstrumentation({ tracerProvider: t.provider });

@@ -47,7 +47,8 @@ export class RequestTracker {
       let r: TrackedRequest | undefined;
       let opts = options;
       try {
-        if (counter.pending < core.maxPendingRequests) {
+        // Nothing to track for a tracer that records nothing (no SDK registered).
+        if (counter.pending < core.maxPendingRequests && core.emitter.enabled) {
           const next = (client as { _requestMessageId?: unknown })._requestMessageId;
           const id = typeof next === 'number' ? String(next) : undefined;
           const appToken = request?.params?._meta?.progressToken;

@@ -44,6 +44,8 @@ export class HeldRequests {
 
   /** A request arrived on `state` (onmessage). */
   received(state: TransportState, info: JsonRpcInfo, extra: unknown): void {
+    // Nothing to hold for a tracer that records nothing (no SDK registered).
+    if (!this.emitters.of(state).enabled) return;
     const headers = (extra as { requestInfo?: { headers?: Record<string, string> } } | undefined)?.requestInfo?.headers;
     const held: HeldRequest = { at: epochNow(), state, info, headers };
     if (this.requestSpanDelayMs <= 0 || info.id === undefined || info.method === 'initialize' || state.unanswered.size >= this.maxHeld) {
