@@ -20,6 +20,8 @@ export class ClientInstrumentation {
   private readonly exchange: FetchExchange;
   private readonly channels = new WeakMap<FetchLike, Channel>();
   private lastChannel: Channel | undefined;
+  /** Transports bound to their fetch at construction (the zero-code patch), so attach finds it. */
+  private readonly boundChannels = new WeakMap<object, Channel>();
 
   constructor(options: ClientInstrumentationOptions = {}) {
     this.core = new ClientCore(options);
@@ -66,7 +68,7 @@ export class ClientInstrumentation {
   attach(transport: AttachableTransport, client?: AttachableClient): void {
     try {
       const own = (transport as { _fetch?: FetchLike })._fetch;
-      const channel = (own && this.channels.get(own)) || this.lastChannel;
+      const channel = this.boundChannels.get(transport) ?? ((own && this.channels.get(own)) || this.lastChannel);
       if (channel) {
         channel.attached = true;
         this.delivery.hookOnMessage(transport, channel);
@@ -77,6 +79,29 @@ export class ClientInstrumentation {
       }
     } catch (err) {
       this.core.fail('attach', err);
+    }
+  }
+
+  /**
+   * Ties `transport` to the fetch `wrapFetch` made for it, for transports whose SDK wraps the
+   * fetch again (redirect policies), so `attach` never guesses. Used by McpForkInstrumentation.
+   */
+  bindTransport(transport: object, wrapped: FetchLike): void {
+    const channel = this.channels.get(wrapped);
+    if (channel) this.boundChannels.set(transport, channel);
+  }
+
+  /**
+   * Emits now what waits on a timer: held-back requests (as still unanswered) and wire events
+   * whose delivery is undecided (without a delivery verdict, never as `dropped`: the process is
+   * leaving, not the SDK dropping them). Never throws.
+   */
+  flush(): void {
+    try {
+      this.delivery.flush();
+      this.requests.flush();
+    } catch (err) {
+      this.core.fail('flush', err);
     }
   }
 }

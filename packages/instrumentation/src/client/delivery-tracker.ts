@@ -33,7 +33,25 @@ const EMPTY_DIGEST = payloadDigest('');
  * decided when the SDK's onmessage sees the message, or `dropped` after `deliveryTimeoutMs`.
  */
 export class DeliveryTracker {
+  /** Channels with events awaiting a delivery decision: what flush must settle. */
+  private readonly armed = new Set<Channel>();
+
   constructor(private readonly core: ClientCore) {}
+
+  /** Emits the events awaiting a delivery decision now, without a verdict (the process is leaving). */
+  flush(): void {
+    for (const channel of this.armed) {
+      if (channel.timer) clearTimeout(channel.timer);
+      channel.timer = undefined;
+      for (const p of channel.pending) {
+        if (p.decided) continue;
+        p.decided = true;
+        this.emitEvent(p.sessionId, p.attrs, undefined, p.ctx);
+      }
+      channel.pending.length = 0;
+    }
+    this.armed.clear();
+  }
 
   onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, streamId: string, ctx: Context): void {
     if (ev.id === undefined) return;
@@ -224,7 +242,11 @@ export class DeliveryTracker {
   }
 
   private armSweep(channel: Channel): void {
-    if (channel.timer || channel.pending.length === 0) return;
+    if (channel.timer || channel.pending.length === 0) {
+      if (channel.pending.length === 0) this.armed.delete(channel);
+      return;
+    }
+    this.armed.add(channel);
     const wait = Math.max(1, channel.pending[0]!.deadline - Date.now());
     channel.timer = setTimeout(() => {
       channel.timer = undefined;

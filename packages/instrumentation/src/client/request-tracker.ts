@@ -37,6 +37,11 @@ export class RequestTracker {
     this.held = new DeferredRequests(core.requestSpanDelayMs, (r) => this.emitSent(r));
   }
 
+  /** Emits every held-back request now, as still unanswered (forceFlush/shutdown). */
+  flush(): void {
+    this.held.flush();
+  }
+
   hookRequest(client: AttachableClient, transport: AttachableTransport): void {
     const original = client.request;
     const self = this;

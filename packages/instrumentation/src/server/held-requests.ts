@@ -68,6 +68,14 @@ export class HeldRequests {
     this.deferred.delete(held);
   }
 
+  /**
+   * Emits every held request now, as if its delay had passed: a process that exits must not lose
+   * the requests it could not see answered (forceFlush/shutdown).
+   */
+  flushAll(): void {
+    this.deferred.flush();
+  }
+
   /** Requests still unanswered when their session ends are what an orphan is made of: out now. */
   flush(state: TransportState): void {
     if (state.unanswered.size > 0) this.sse.flush(state);

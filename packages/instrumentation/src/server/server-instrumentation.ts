@@ -251,6 +251,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     },
     wrapHandler,
     markEnded,
+    flush: () => safeExecute(logger, 'flush', () => held.flushAll()),
     get failures() {
       return emitters.failures;
     },
