@@ -111,10 +111,11 @@ async function run(o: { serverStops: boolean; reissue: boolean }): Promise<Run> 
   return { kinds: h.kinds(), runs };
 }
 
-test('cut mid tool call, re-issued, server did not stop the first: duplicate_execution (never a fork)', { timeout: 30_000 }, async () => {
+test('cut mid tool call, re-issued, server did not stop the first: duplicate_execution and work_after_cancel (never a fork)', { timeout: 30_000 }, async () => {
   const r = await run({ serverStops: false, reissue: true });
   assert.equal(r.runs.completed, 2, 'the server really ran the charge twice');
   assert.ok(r.kinds.includes('duplicate_execution'), r.kinds.join(','));
+  assert.ok(r.kinds.includes('work_after_cancel'), `the first run kept notifying after the cut: ${r.kinds.join(',')}`);
   assert.ok(!r.kinds.includes('orphaned_request'), r.kinds.join(','));
   assert.deepEqual(r.kinds.filter((k) => (FORK_KINDS as readonly string[]).includes(k)), []);
 });

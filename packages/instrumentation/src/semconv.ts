@@ -98,7 +98,7 @@ export const ATTR_REQUEST_ARGS_DIGEST = 'forkwatch.request.args_digest';
 export const ATTR_REQUEST_HANDLER_OUTCOME = 'forkwatch.request.handler_outcome';
 /** Server, request.handled: the response stream closed before the answer was written. */
 export const ATTR_REQUEST_STREAM_CLOSED = 'forkwatch.request.stream_closed';
-/** Server, request.handled: messages (notifications, the answer) sent for the request after its stream closed. */
+/** Server, request.handled: messages (notifications, requests, the answer) the handler produced for the request after its stream closed. */
 export const ATTR_REQUEST_MESSAGES_AFTER_CLOSE = 'forkwatch.request.messages_after_close';
 
 /** SessionForkError kind: session_id_changed | incarnation_changed | replay_gap | sequence_regression | session_not_found */

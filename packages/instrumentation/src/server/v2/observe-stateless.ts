@@ -40,7 +40,7 @@ interface Call {
   parent: Context;
 }
 
-type Handler = (request: { method: string; id?: unknown; params?: Record<string, unknown> }, ctx: { mcpReq?: { signal?: AbortSignal } }) => unknown;
+type Handler = (request: { method: string; id?: unknown; params?: Record<string, unknown> }, ctx: { mcpReq?: { signal?: AbortSignal; notify?: unknown; send?: unknown } }) => unknown;
 interface ProtocolLike {
   _requestHandlers?: Map<string, Handler>;
 }
@@ -128,6 +128,17 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
           };
           const c = call;
           calls.set(c.id, c);
+          // SDK 2.x drops what a handler sends after its stream closed before the transport sees it:
+          // count the attempts where the handler makes them.
+          const mcpReq = ctx?.mcpReq as Record<string, unknown> | undefined;
+          for (const k of ['notify', 'send'] as const) {
+            const fn = mcpReq?.[k];
+            if (typeof fn !== 'function') continue;
+            mcpReq![k] = function (this: unknown, ...a: unknown[]) {
+              if (c.closedAtMs !== undefined) c.afterClose++;
+              return (fn as (...x: unknown[]) => unknown).apply(this, a);
+            };
+          }
           if (c.signal?.aborted) c.closedAtMs = c.startMs;
           else c.signal?.addEventListener('abort', () => (c.closedAtMs ??= Date.now()), { once: true });
         } catch (err) {
@@ -149,6 +160,8 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
           (r) => {
             // McpServer turns a tool's throw into a result with isError: the tool did not complete.
             const failed = r !== null && typeof r === 'object' && (r as { isError?: unknown }).isError === true;
+            // A result produced after the close is one more message nobody will read.
+            if (!failed && call?.closedAtMs !== undefined) call.afterClose++;
             done(failed ? (call?.signal?.aborted ? 'cancelled' : 'error') : 'completed');
             return r;
           },
@@ -165,7 +178,8 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
         const m = message as { id?: unknown; method?: unknown };
         const rid = opts?.relatedRequestId ?? (m.method === undefined ? m.id : undefined);
         const c = rid !== undefined ? calls.get(String(rid)) : undefined;
-        if (c?.closedAtMs !== undefined) c.afterClose++;
+        // Sends the handler did not make itself (hooked above) that still reach the transport.
+        if (c?.closedAtMs !== undefined && opts?.relatedRequestId === undefined) c.afterClose++;
       } catch {
         // observing must not break sending
       }
