@@ -7,6 +7,7 @@ import { bearerMatches } from './api-auth.js';
 import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
+import { registerUi } from '../ui/ui-plugin.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -38,8 +39,8 @@ const OPEN_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
 const MAX_ECHOED_URL = 200;
 
 /**
- * Builds (does not start) the detector's HTTP server: the JSON API under `/api/v1`, `/metrics`,
- * `/healthz`, `/readyz`. Every error, fastify's own included, is answered as
+ * Builds (does not start) the detector's HTTP server: the JSON API under `/api/v1`, the incident
+ * view under `/ui` (src/ui), `/metrics`, `/healthz`, `/readyz`. Every error, fastify's own included, is answered as
  * `{ code, message, statusCode }` with a code from docs/errors.md.
  */
 export async function createApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
@@ -104,6 +105,9 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     if (!lineage) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
     return { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) };
   });
+
+  const ui = { store: options.store, lineage: options.lineage, now };
+  await registerUi(app, options.authToken !== undefined ? { ...ui, authToken: options.authToken } : ui);
 
   if (options.metrics) {
     const metrics = options.metrics;
