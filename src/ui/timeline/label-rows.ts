@@ -25,6 +25,16 @@ export function shorten(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, Math.max(1, max - 1))}…` : s;
 }
 
+/**
+ * Cuts an id to `max` characters in the middle: ids of one session tend to share a prefix (a
+ * stream id) and differ at the end (a counter), so the end is what tells them apart.
+ */
+export function shortenId(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const head = Math.max(1, Math.floor((max - 1) / 3));
+  return `${s.slice(0, head)}…${s.slice(s.length - (max - 1 - head))}`;
+}
+
 /** `<title>` text: one `name: value` line per defined attribute. */
 export function titleLines(attrs: Record<string, string | number | boolean | undefined>): string {
   return Object.entries(attrs)

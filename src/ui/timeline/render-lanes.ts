@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../html.js';
 import { formatAbsolute, formatOffset } from '../format-time.js';
 import type { Lane } from './lanes.js';
 import { binLaneEvents, type EventBin } from './event-bins.js';
-import { CHAR_WIDTH, placeLabels, shorten, titleLines } from './label-rows.js';
+import { CHAR_WIDTH, placeLabels, shorten, shortenId, titleLines } from './label-rows.js';
 import type { TimeScale } from './time-scale.js';
 import { IN_LANE, LANE_H, PLOT_X0, PLOT_X1 } from './timeline-layout.js';
 import type { Band, TimelineEvent } from './timeline-model.js';
@@ -32,7 +32,7 @@ export function renderBand(b: Band, top: number, scale: TimeScale): SafeHtml {
     from: `${formatAbsolute(b.fromMs)} (${formatOffset(b.fromMs - scale.t0)})`,
     to: `${formatAbsolute(b.toMs)} (${formatOffset(b.toMs - scale.t0)})`,
   });
-  const name = `inc ${shorten(b.incarnation, 10)}${b.minted ? ` MINTED by ${shorten(b.createdBy ?? '?', 12)}` : ''}`;
+  const name = `inc ${shorten(b.incarnation, 10)}${b.minted ? ` MINTED by ${shorten(b.createdBy ?? '?', 24)}` : ''}`;
   const label = w > name.length * CHAR_WIDTH || b.minted ? html`<text class="band-label${b.minted ? ' minted' : ''}" x="${(x + 3).toFixed(1)}" y="${y + IN_LANE.bandH - 4}">${name}</text>` : '';
   const end = b.endedReason !== undefined
     ? html`<line class="band-end" x1="${(x + w).toFixed(1)}" y1="${y}" x2="${(x + w).toFixed(1)}" y2="${y + IN_LANE.bandH}"/><text class="band-end-label" x="${(x + w - 2).toFixed(1)}" y="${y + 10}" text-anchor="end">${shorten(b.endedReason, 14)}</text>`
@@ -51,7 +51,8 @@ export function renderLaneEvents(events: readonly TimelineEvent[], top: number, 
 
 function tickLabel(t: TimelineEvent): string {
   const e = t.event;
-  return shorten(`${e.eventId}${typeof e.seq === 'number' ? ` #${e.seq}` : ''}`, MAX_TICK_LABEL);
+  const seq = typeof e.seq === 'number' ? ` #${e.seq}` : '';
+  return `${shortenId(e.eventId, MAX_TICK_LABEL - seq.length)}${seq}`;
 }
 
 function renderTick(t: TimelineEvent, label: string, row: number, top: number, scale: TimeScale): SafeHtml {

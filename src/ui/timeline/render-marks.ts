@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../html.js';
 import { formatAbsolute, formatDuration, formatOffset } from '../format-time.js';
 import { uiFindingPath } from '../ui-paths.js';
 import type { LineageResume } from '../../model/lineage.js';
-import { CHAR_WIDTH, placeLabels, shorten, titleLines } from './label-rows.js';
+import { CHAR_WIDTH, placeLabels, shorten, shortenId, titleLines } from './label-rows.js';
 import type { Gap } from './partition-gaps.js';
 import type { TimeScale } from './time-scale.js';
 import { HEADER_H, IN_LANE, PLOT_X0, PLOT_X1, WIDTH } from './timeline-layout.js';
@@ -20,6 +20,9 @@ const FLAG: Record<string, string> = {
 /** Flags are bold: a little wider per character than the plain labels. */
 const FLAG_CHAR_WIDTH = CHAR_WIDTH + 1;
 
+/** Resume labels are 11 units and bold. */
+const RESUME_CHAR_WIDTH = CHAR_WIDTH + 1.2;
+
 const at = (scale: TimeScale, ms: number): string => `${formatAbsolute(ms)} (${formatOffset(ms - scale.t0)})`;
 
 /** The silence before a resume, shaded across every lane and labelled in the header. */
@@ -32,13 +35,18 @@ export function renderGap(g: Gap, bottom: number, scale: TimeScale): SafeHtml {
 
 function resumeText(r: LineageResume): string {
   const status = r.status === undefined ? 'no answer seen' : String(r.status);
-  return `resume Last-Event-ID ${shorten(r.lastEventId, 16)} → ${status}${r.outcome ? ` ${r.outcome}` : ''}`;
+  return `resume Last-Event-ID ${shortenId(r.lastEventId, 18)} → ${status}${r.outcome ? ` ${r.outcome}` : ''}`;
 }
 
 /** Resumes: a line across the lanes at the resume, a diamond on its lane, its cursor and answer on top. */
 export function renderResumes(resumes: ReadonlyArray<{ lane: string; resume: LineageResume }>, tops: Map<string, number>, bottom: number, scale: TimeScale): SafeHtml {
   const texts = resumes.map((r) => resumeText(r.resume));
-  const rows = placeLabels(resumes.map((r, i) => ({ x: scale.x(r.resume.timeMs) - (texts[i]!.length * CHAR_WIDTH) / 2, width: texts[i]!.length * CHAR_WIDTH })), 1);
+  // Centred on the resume, but kept inside the drawing near either edge.
+  const centres = resumes.map((r, i) => {
+    const half = (texts[i]!.length * RESUME_CHAR_WIDTH) / 2;
+    return Math.min(Math.max(scale.x(r.resume.timeMs), PLOT_X0 + half), WIDTH - 2 - half);
+  });
+  const rows = placeLabels(resumes.map((_, i) => ({ x: centres[i]! - (texts[i]!.length * RESUME_CHAR_WIDTH) / 2, width: texts[i]!.length * RESUME_CHAR_WIDTH })), 1);
   return html`${resumes.map(({ lane, resume: r }, i) => {
     const x = scale.x(r.timeMs).toFixed(1);
     const y = (tops.get(lane) ?? HEADER_H) + IN_LANE.bandTop + IN_LANE.bandH / 2;
@@ -54,13 +62,13 @@ export function renderResumes(resumes: ReadonlyArray<{ lane: string; resume: Lin
       trace: r.traceId,
       span: r.spanId,
     });
-    const label = rows[i]! >= 0 ? html`<text class="resume-label" x="${x}" y="36" text-anchor="middle">${texts[i]!}</text>` : '';
+    const label = rows[i]! >= 0 ? html`<text class="resume-label" x="${centres[i]!.toFixed(1)}" y="36" text-anchor="middle">${texts[i]!}</text>` : '';
     return html`<g class="resume${bad ? ' bad' : ''}"><title>${title}</title><line x1="${x}" y1="40" x2="${x}" y2="${bottom}"/><path d="M${x} ${y - 7} l7 7 l-7 7 l-7 -7 z"/>${label}</g>`;
   })}`;
 }
 
 /** Longest request label, in characters. */
-const MAX_REQUEST_LABEL = 72;
+const MAX_REQUEST_LABEL = 96;
 
 /**
  * Requests: a bar from sent to settled, in rows so overlapping calls stay apart. Orphaned ones are
