@@ -6,8 +6,6 @@ import { UI_PREFIX } from './ui-paths.js';
 /** Name of the incident view's session cookie. */
 export const UI_COOKIE = 'forkwatch_ui';
 
-/** How a /ui route is guarded when a token is set: `open` (stylesheet, login) or `session` (cookie or bearer). */
-export type UiAuth = 'open' | 'session';
 
 /**
  * The cookie's value: an HMAC of a fixed label under the token. The cookie never holds the token
@@ -70,3 +68,13 @@ export function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('www-authenticate', 'Bearer');
   return reply.code(401).type('text/plain; charset=utf-8').send('sign in at /ui/login');
 }
+
+/**
+ * The route config of every page: with a token set, the bearer token or the sign-in cookie, and a
+ * browser without either is sent to the sign-in form. Names as src/http/route-auth.ts (branch
+ * `harden`) has them, so either check reads the same declaration.
+ */
+export const UI_PAGE_AUTH = { auth: 'token-or-cookie', onUnauthorized: refuse } as const;
+
+/** The route config of the stylesheet, icon and sign-in form: open. */
+export const UI_OPEN_AUTH = { auth: 'open' } as const;

@@ -1,18 +1,18 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assetsRoutes } from './routes/assets-route.js';
 import { findingRoutes } from './routes/finding-route.js';
 import { findingsListRoutes } from './routes/findings-list-route.js';
 import { loginRoutes } from './routes/login-route.js';
 import { sessionRoutes } from './routes/session-route.js';
-import { refuse, uiAuthorized, type UiAuth } from './ui-auth.js';
+import { UI_OPEN_AUTH, refuse, uiAuthorized } from './ui-auth.js';
 import type { UiOptions } from './ui-options.js';
 import { UI_PREFIX } from './ui-paths.js';
 import { setSecurityHeaders } from './ui-security-headers.js';
 import { renderErrorPage } from './views/error-view.js';
 
-function routeAuth(config: unknown): UiAuth {
-  // A route that declares nothing (the not-found handler included) is guarded: deny by default.
-  return (config as { auth?: unknown } | undefined)?.auth === 'open' ? 'open' : 'session';
+interface DeclaredAuth {
+  auth?: unknown;
+  onUnauthorized?: (req: FastifyRequest, reply: FastifyReply) => unknown;
 }
 
 /**
@@ -27,10 +27,13 @@ export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): 
   const opts: UiOptions = { store, lineage, ...(authToken !== undefined ? { authToken } : {}), ...(secureCookie !== undefined ? { secureCookie } : {}), ...(now ? { now } : {}) };
   const signedIn = authToken !== undefined;
 
+  // Decided on the matched route's declaration, never the raw URL. Anything not declared `open`
+  // (the not-found handler included) needs the cookie or the bearer token: deny by default.
   app.addHook('onRequest', async (req, reply) => {
     const token = opts.authToken;
-    if (token === undefined || routeAuth(req.routeOptions.config) === 'open') return;
-    if (!uiAuthorized(req, token)) return refuse(req, reply);
+    const declared = req.routeOptions.config as DeclaredAuth | undefined;
+    if (token === undefined || declared?.auth === 'open') return;
+    if (!uiAuthorized(req, token)) return (declared?.onUnauthorized ?? refuse)(req, reply);
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -56,6 +59,6 @@ export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): 
 
 /** Registers the incident view under `/ui` (and answers `/ui` with a redirect to `/ui/`). */
 export async function registerUi(app: FastifyInstance, opts: UiOptions): Promise<void> {
-  app.get(UI_PREFIX, async (_req, reply) => reply.code(308).header('location', `${UI_PREFIX}/`).send());
+  app.get(UI_PREFIX, { config: UI_OPEN_AUTH }, async (_req, reply) => reply.code(308).header('location', `${UI_PREFIX}/`).send());
   await app.register(uiPlugin, { ...opts, prefix: UI_PREFIX });
 }

@@ -3,6 +3,7 @@ import { ForkwatchError } from '../../errors.js';
 import { FINDING_KINDS, parseFindingsQuery } from '../../http/api-findings-query.js';
 import type { FindingsPage } from '../../storage/store.js';
 import type { ListFilters } from '../ui-paths.js';
+import { UI_PAGE_AUTH } from '../ui-auth.js';
 import { UI_PAGE_SIZE, type UiOptions } from '../ui-options.js';
 import { renderFindingsList } from '../views/findings-list-view.js';
 
@@ -16,7 +17,7 @@ function text(v: unknown): string | undefined {
 export async function findingsListRoutes(app: FastifyInstance, opts: UiOptions & { signedIn: boolean }): Promise<void> {
   const now = opts.now ?? Date.now;
   // Only /ui/ itself: /ui redirects here, so relative links resolve the same way.
-  app.get('/', { prefixTrailingSlash: 'slash', config: { auth: 'session' } }, async (req, reply) => {
+  app.get('/', { prefixTrailingSlash: 'slash', config: UI_PAGE_AUTH }, async (req, reply) => {
     const raw = req.query as Record<string, unknown>;
     const filters: ListFilters = {};
     for (const name of ['kind', 'service', 'since', 'cursor'] as const) {

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { UI_PREFIX } from '../ui-paths.js';
-import { safeNext, signInCookie, signOutCookie } from '../ui-auth.js';
+import { UI_OPEN_AUTH, safeNext, signInCookie, signOutCookie } from '../ui-auth.js';
 import type { UiOptions } from '../ui-options.js';
 import { renderLoginPage } from '../views/login-view.js';
 
@@ -24,13 +24,13 @@ export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promis
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
-  app.get('/login', { config: { auth: 'open' } }, async (req, reply) => {
+  app.get('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
     if (opts.authToken === undefined) return reply.code(303).header('location', `${UI_PREFIX}/`).send();
     const next = safeNext((req.query as Record<string, unknown>).next);
     return reply.type('text/html; charset=utf-8').send(renderLoginPage({ next }).value);
   });
 
-  app.post('/login', { config: { auth: 'open' } }, async (req, reply) => {
+  app.post('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const next = safeNext(body.next);
     if (opts.authToken === undefined) return reply.code(303).header('location', next).send();
@@ -40,7 +40,7 @@ export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promis
     return reply.code(303).header('set-cookie', signInCookie(opts.authToken, opts.secureCookie === true)).header('location', next).send();
   });
 
-  app.post('/logout', { config: { auth: 'open' } }, async (_req, reply) => {
+  app.post('/logout', { config: UI_OPEN_AUTH }, async (_req, reply) => {
     return reply.code(303).header('set-cookie', signOutCookie()).header('location', `${UI_PREFIX}/login`).send();
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { lineageFromFindings } from '../../http/api-stored-lineage.js';
 import { uiSessionPath } from '../ui-paths.js';
+import { UI_PAGE_AUTH } from '../ui-auth.js';
 import type { UiOptions } from '../ui-options.js';
 import { renderErrorPage } from '../views/error-view.js';
 import { renderSessionPage } from '../views/session-view.js';
@@ -11,7 +12,7 @@ const MAX_KEY_LENGTH = 256;
 /** `GET /ui/sessions/:key` (the timeline) and `GET /ui/sessions?key=` (the form's target). */
 export async function sessionRoutes(app: FastifyInstance, opts: UiOptions & { signedIn: boolean }): Promise<void> {
   const now = opts.now ?? Date.now;
-  app.get('/sessions', { config: { auth: 'session' } }, async (req, reply) => {
+  app.get('/sessions', { config: UI_PAGE_AUTH }, async (req, reply) => {
     const key = (req.query as Record<string, unknown>).key;
     if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_KEY_LENGTH) {
       return reply.code(400).type('text/html; charset=utf-8').send(renderErrorPage(400, 'Give one session key (forkwatch.session.key).').value);
@@ -19,7 +20,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: UiOptions & { si
     return reply.code(303).header('location', uiSessionPath(key.trim())).send();
   });
 
-  app.get<{ Params: { key: string } }>('/sessions/:key', { config: { auth: 'session' } }, async (req, reply) => {
+  app.get<{ Params: { key: string } }>('/sessions/:key', { config: UI_PAGE_AUTH }, async (req, reply) => {
     reply.type('text/html; charset=utf-8');
     const key = req.params.key;
     const findings = opts.store.findingsForSession(key);
