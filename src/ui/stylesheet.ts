@@ -85,6 +85,7 @@ svg.timeline .regress-mark { fill: #c0262d; }
 svg.timeline .tick.dropped .tick-label { fill: #c0262d; text-decoration: line-through; }
 svg.timeline .tick-label { font-size: 10px; }
 svg.timeline .bin { fill: #7b8594; }
+svg.timeline .bin.dropped { fill: #c0262d; }
 svg.timeline .gap rect { fill: #e6e8ec; opacity: 0.7; }
 svg.timeline .gap-label { fill: #4a515c; font-style: italic; }
 svg.timeline .resume line { stroke: #6b4fbb; stroke-width: 1.5; stroke-dasharray: 5 3; }

@@ -89,11 +89,12 @@ function renderBin(b: EventBin, top: number, maxCount: number, scale: TimeScale)
   const h = Math.max(2, ((IN_LANE.tickBottom - IN_LANE.tickTop) * Math.log1p(b.count)) / Math.log1p(maxCount));
   const title = titleLines({
     events: b.count,
+    'dropped by dedup': b.dropped > 0 ? b.dropped : undefined,
     seq: b.minSeq === undefined ? undefined : b.minSeq === b.maxSeq ? b.minSeq : `${b.minSeq}..${b.maxSeq}`,
     'first id': b.firstId,
     'last id': b.lastId,
     from: `${formatAbsolute(b.fromMs)} (${formatOffset(b.fromMs - scale.t0)})`,
     to: `${formatAbsolute(b.toMs)} (${formatOffset(b.toMs - scale.t0)})`,
   });
-  return html`<rect class="bin" x="${b.x}" y="${(top + IN_LANE.tickBottom - h).toFixed(1)}" width="5" height="${h.toFixed(1)}"><title>${title}</title></rect>`;
+  return html`<rect class="bin${b.dropped > 0 ? ' dropped' : ''}" x="${b.x}" y="${(top + IN_LANE.tickBottom - h).toFixed(1)}" width="5" height="${h.toFixed(1)}"><title>${title}</title></rect>`;
 }

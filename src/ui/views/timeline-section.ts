@@ -21,6 +21,6 @@ export function renderTimelineSection(lineage: SessionLineage & { source?: strin
 <li><span class="sw minted"></span>incarnation minted by something other than initialize (the fork)</li>
 <li><span class="sw dropped"></span>event dropped by the client's dedup</li>
 <li><span class="sw orphaned"></span>request never answered (orphaned)</li>
-<li><span class="sw bin"></span>events aggregated (bar height ~ log count)</li>
+<li><span class="sw bin"></span>events aggregated (bar height ~ log count; red when some were dropped)</li>
 </ul>`;
 }

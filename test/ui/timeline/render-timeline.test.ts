@@ -38,6 +38,15 @@ test('thousands of events: bins instead of ticks, bounded markup, the dropped an
   assert.ok(svg.length < 400_000, `markup stays small (${svg.length} chars)`);
 });
 
+test('thousands of dropped events: binned in red, the markup still bounded', () => {
+  const l = big(6000);
+  l.events = l.events.map((e) => (e.side === 'client' ? { ...e, delivery: 'dropped' } : e));
+  const svg = renderTimeline(buildTimelineModel(l, [])).value;
+  assert.ok((svg.match(/<rect class="bin dropped"/g) ?? []).length > 50);
+  assert.ok((svg.match(/<g class="tick /g) ?? []).length <= 20);
+  assert.ok(svg.length < 400_000, `${svg.length} chars`);
+});
+
 test('few events: one tick each, labelled with id and seq while there is room', () => {
   const svg = renderTimeline(buildTimelineModel(big(40), [])).value;
   assert.equal((svg.match(/<g class="tick /g) ?? []).length, 40);
