@@ -104,6 +104,7 @@ svg.timeline .flag line { stroke: #c0262d; stroke-width: 1; stroke-dasharray: 2 
 svg.timeline .flag text { fill: #fff; font-weight: 700; font-size: 10px; }
 svg.timeline .flag.kind-orphaned_progress_token rect { fill: #b35c00; }
 svg.timeline .flag.kind-orphaned_progress_token line { stroke: #b35c00; }
+svg.timeline .flag.current rect { stroke: #1d2330; stroke-width: 2.5; }
 `;
 
 /** `sha256-…` of the stylesheet, its ETag. */

@@ -106,6 +106,9 @@ test('a finding page says what to do, links the runbook section, lists evidence,
   assert.match(r.body, /forkwatch\.session\.created/);
   assert.match(r.body, /<svg [^>]*class="timeline"/);
   assert.match(r.body, /rebuilt from its stored findings/);
+  // Its own flag on the timeline is outlined; the session's other finding is drawn too.
+  assert.equal((r.body.match(/class="flag kind-minted_on_resume current"/g) ?? []).length, 1);
+  assert.equal((r.body.match(/class="flag kind-orphaned_progress_token"/g) ?? []).length, 1);
   const orphan = await request(`${s.url}/ui/findings/${(3).toString(16).padStart(16, '0')}`);
   assert.match(orphan.body, /docs\/runbook\.md#mcporphanedprogresstokens/);
 });

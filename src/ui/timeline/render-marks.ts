@@ -128,7 +128,7 @@ function requestText(b: RequestBar): string {
 }
 
 /** Findings: a flag where their last evidence is, linking to the finding's page. */
-export function renderFindingMarks(marks: readonly FindingMark[], tops: Map<string, number>, scale: TimeScale): SafeHtml {
+export function renderFindingMarks(marks: readonly FindingMark[], tops: Map<string, number>, scale: TimeScale, current?: string): SafeHtml {
   const texts = marks.map((m) => FLAG[m.finding.kind] ?? shorten(m.finding.kind.toUpperCase(), 16));
   const byLane = new Map<string, number[]>();
   marks.forEach((m, i) => byLane.set(m.lane, [...(byLane.get(m.lane) ?? []), i]));
@@ -151,6 +151,6 @@ export function renderFindingMarks(marks: readonly FindingMark[], tops: Map<stri
     const w = texts[i]!.length * FLAG_CHAR_WIDTH + 8;
     const pole = scale.x(m.timeMs);
     const title = titleLines({ finding: m.finding.id, kind: m.finding.kind, summary: m.finding.summary, at: at(scale, m.timeMs) });
-    return html`<a href="${uiFindingPath(m.finding.id)}" class="flag kind-${m.finding.kind.replace(/[^a-z_]/g, '')}"><title>${title}</title><line x1="${pole.toFixed(1)}" y1="${top}" x2="${pole.toFixed(1)}" y2="${top + IN_LANE.tickBottom - IN_LANE.flagTop}"/><rect x="${x.toFixed(1)}" y="${top}" width="${w}" height="${IN_LANE.flagH}" rx="2"/><text x="${(x + 4).toFixed(1)}" y="${top + 12}">${texts[i]!}</text></a>`;
+    return html`<a href="${uiFindingPath(m.finding.id)}" class="flag kind-${m.finding.kind.replace(/[^a-z_]/g, '')}${m.finding.id === current ? ' current' : ''}"><title>${title}</title><line x1="${pole.toFixed(1)}" y1="${top}" x2="${pole.toFixed(1)}" y2="${top + IN_LANE.tickBottom - IN_LANE.flagTop}"/><rect x="${x.toFixed(1)}" y="${top}" width="${w}" height="${IN_LANE.flagH}" rx="2"/><text x="${(x + 4).toFixed(1)}" y="${top + 12}">${texts[i]!}</text></a>`;
   })}`;
 }

@@ -11,11 +11,11 @@ const PAD_SHARE = 0.02;
 
 /**
  * The session timeline as an inline SVG: lanes per side, incarnation bands, SSE event ticks (or
- * bins), the silence before each resume, resumes, requests and finding flags, each with a hover
- * title. Self-contained markup with classes only (the stylesheet colours it), so it renders
+ * bins), the silence before each resume, resumes, requests and finding flags (the `current`
+ * finding's outlined), each with a hover title. Self-contained markup with classes only (the stylesheet colours it), so it renders
  * without JavaScript and under a CSP without 'unsafe-inline'.
  */
-export function renderTimeline(model: TimelineModel): SafeHtml {
+export function renderTimeline(model: TimelineModel, current?: string): SafeHtml {
   const pad = Math.max(1, (model.t1 - model.t0) * PAD_SHARE);
   const scale = timeScale(model.t0 - pad, model.t1 + pad, PLOT_X0 + 4, PLOT_X1 - 4);
   const tops = laneTops(model.lanes);
@@ -38,6 +38,6 @@ ${model.gaps.map((g) => renderGap(g, bottom, scale))}
 ${lanes}
 ${renderRequests(model.requests, tops, scale)}
 ${renderResumes(model.resumes, tops, bottom, scale)}
-${renderFindingMarks(model.marks, tops, scale)}
+${renderFindingMarks(model.marks, tops, scale, current)}
 </svg>`;
 }

@@ -40,7 +40,7 @@ export function renderFindingPage(v: FindingViewInput): SafeHtml {
     (e) => html`<tr><td title="${formatAbsolute(e.timeMs)}">${formatOffset(e.timeMs - t0)}</td><td>${e.side}</td><td class="mono">${e.spanName}</td><td>${e.shows}</td><td class="id">${e.traceId}<br>${e.spanId}</td></tr>`,
   );
   const timeline = v.lineage
-    ? renderTimelineSection(v.lineage, v.sessionFindings)
+    ? renderTimelineSection(v.lineage, v.sessionFindings, f.id)
     : html`<p class="notice">The detector holds nothing more of this session.</p>`;
   return renderPage(
     `${f.kind} · ${f.service}`,

@@ -4,14 +4,14 @@ import { html, type SafeHtml } from '../html.js';
 import { renderTimeline } from '../timeline/render-timeline.js';
 import { buildTimelineModel } from '../timeline/timeline-model.js';
 
-/** The timeline figure with its legend and what the times mean. */
-export function renderTimelineSection(lineage: SessionLineage & { source?: string }, findings: readonly Finding[]): SafeHtml {
+/** The timeline figure with its legend and what the times mean; `current` names the finding whose page it is on. */
+export function renderTimelineSection(lineage: SessionLineage & { source?: string }, findings: readonly Finding[], current?: string): SafeHtml {
   const model = buildTimelineModel(lineage, findings);
   const stored = lineage.source === 'stored'
     ? html`<p class="notice">The detector no longer holds this session live: the picture is rebuilt from its stored findings, so events and resumes are missing.</p>`
     : '';
   const undrawn = model.undrawn > 0 ? html`<p class="muted">${model.undrawn === 1 ? '1 entry has' : `${model.undrawn} entries have`} no span time and appear in the tables only.</p>` : '';
-  return html`${stored}<figure class="timeline-figure">${renderTimeline(model)}
+  return html`${stored}<figure class="timeline-figure">${renderTimeline(model, current)}
 <figcaption>Times are each emitter's own clock, relative to the first span (absolute UTC at both ends of the axis); hover any mark for its attributes.${
     lineage.events.length > 0 ? ` The lineage keeps the session's most recent ${lineage.events.length} events.` : ''
   }</figcaption></figure>${undrawn}
