@@ -50,7 +50,8 @@ export function uiAuthorized(req: FastifyRequest, token: string): boolean {
  */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 2048) return `${UI_PREFIX}/`;
-  if (!next.startsWith(`${UI_PREFIX}/`) || next.includes('\\') || /\/\.\.?(\/|$)/.test(next) || next.includes('//')) return `${UI_PREFIX}/`;
+  // Browsers treat `%2e%2e` as `..`: refused like dot segments, so `next` stays under /ui.
+  if (!next.startsWith(`${UI_PREFIX}/`) || next.includes('\\') || /\/\.\.?(\/|$)|%2e/i.test(next) || next.includes('//')) return `${UI_PREFIX}/`;
   if (next.startsWith(`${UI_PREFIX}/login`)) return `${UI_PREFIX}/`;
   return next;
 }

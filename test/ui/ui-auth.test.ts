@@ -61,7 +61,7 @@ test('with a token, pages send the browser to a sign-in form; the form sets an H
 
 test('sign-in returns only to /ui paths of this origin', async (t) => {
   const s = await startUiServer(t, { authToken: TOKEN });
-  for (const next of ['//evil.example/', 'https://evil.example/ui/', '/ui/../api/v1/findings', '/ui//evil.example', '/ui\\evil', '/api/v1/findings', '/ui/login']) {
+  for (const next of ['//evil.example/', 'https://evil.example/ui/', '/ui/../api/v1/findings', '/ui//evil.example', '/ui\\evil', '/api/v1/findings', '/ui/login', '/ui/%2e%2e/api/v1/findings', '/ui/%2E./x']) {
     const r = await signIn(s.url, TOKEN, next);
     assert.equal(r.status, 303, next);
     assert.equal(r.location, '/ui/', next);
