@@ -10,7 +10,9 @@ export function renderTimelineSection(lineage: SessionLineage & { source?: strin
   const stored = lineage.source === 'stored'
     ? html`<p class="notice">The detector no longer holds this session live: the picture is rebuilt from its stored findings, so events and resumes are missing.</p>`
     : '';
-  const undrawn = model.undrawn > 0 ? html`<p class="muted">${model.undrawn === 1 ? '1 entry has' : `${model.undrawn} entries have`} no span time and appear in the tables only.</p>` : '';
+  const undrawn = model.undrawn > 0
+    ? html`<p class="muted">${model.undrawn === 1 ? '1 entry has no span time: it is' : `${model.undrawn} entries have no span time: they are`} in the tables only.</p>`
+    : '';
   return html`${stored}<figure class="timeline-figure">${renderTimeline(model, current)}
 <figcaption>Times are each emitter's own clock, relative to the first span (absolute UTC at both ends of the axis); hover any mark for its attributes.${
     lineage.events.length > 0 ? ` The lineage keeps the session's most recent ${lineage.events.length} events.` : ''
