@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerMatches } from '../http/api-auth.js';
+import type { RouteAuthConfig } from '../http/route-auth.js';
 import { UI_PREFIX } from './ui-paths.js';
 
 /** Name of the incident view's session cookie. */
@@ -34,9 +34,11 @@ function cookieOf(header: string | undefined, name: string): string | undefined 
   return undefined;
 }
 
-/** True when the request carries the session cookie for `token`, or `Authorization: Bearer <token>`. */
-export function uiAuthorized(req: FastifyRequest, token: string): boolean {
-  if (bearerMatches(req.headers.authorization, token)) return true;
+/**
+ * True when the request carries the sign-in cookie for `token`: the credential check the UI adds
+ * to src/http/route-auth.ts for its `token-or-cookie` routes (the bearer token is checked there).
+ */
+export function cookieMatches(req: FastifyRequest, token: string): boolean {
   const got = cookieOf(req.headers.cookie, UI_COOKIE);
   if (got === undefined) return false;
   const want = Buffer.from(cookieValue(token));
@@ -71,11 +73,10 @@ export function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
 }
 
 /**
- * The route config of every page: with a token set, the bearer token or the sign-in cookie, and a
- * browser without either is sent to the sign-in form. Names as src/http/route-auth.ts (branch
- * `harden`) has them, so either check reads the same declaration.
+ * The route config of every page (src/http/route-auth.ts decides): with a token set, the bearer
+ * token or the sign-in cookie; a browser without either is sent to the sign-in form.
  */
-export const UI_PAGE_AUTH = { auth: 'token-or-cookie', onUnauthorized: refuse } as const;
+export const UI_PAGE_AUTH = { auth: 'token-or-cookie', onUnauthorized: refuse } as const satisfies RouteAuthConfig;
 
-/** The route config of the stylesheet, icon and sign-in form: open. */
-export const UI_OPEN_AUTH = { auth: 'open' } as const;
+/** The route config of the stylesheet, icon, sign-in form and sign-out: open (they hold no data). */
+export const UI_OPEN_AUTH = { auth: 'open' } as const satisfies RouteAuthConfig;

@@ -1,25 +1,22 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { addCredentialCheck } from '../http/route-auth.js';
 import { assetsRoutes } from './routes/assets-route.js';
 import { findingRoutes } from './routes/finding-route.js';
 import { findingsListRoutes } from './routes/findings-list-route.js';
 import { loginRoutes } from './routes/login-route.js';
 import { sessionRoutes } from './routes/session-route.js';
-import { UI_OPEN_AUTH, refuse, uiAuthorized } from './ui-auth.js';
+import { UI_OPEN_AUTH, cookieMatches } from './ui-auth.js';
 import type { UiOptions } from './ui-options.js';
 import { UI_PREFIX } from './ui-paths.js';
 import { setSecurityHeaders } from './ui-security-headers.js';
 import { renderErrorPage } from './views/error-view.js';
 
-interface DeclaredAuth {
-  auth?: unknown;
-  onUnauthorized?: (req: FastifyRequest, reply: FastifyReply) => unknown;
-}
 
 /**
- * The incident view as a fastify plugin; register it with `{ prefix: '/ui' }` beside `/api/v1`.
- * Encapsulated: its hooks, error and not-found handlers and form parser apply to /ui routes only.
- * With a token, each route's `config.auth` decides (on the route that matched, never the raw URL):
- * `open` (assets, sign-in) or `session` (the sign-in cookie or a bearer token).
+ * The incident view as a fastify plugin; register it with `{ prefix: '/ui' }` beside `/api/v1` on a
+ * server with src/http/route-auth.ts installed. Encapsulated: its hooks, error and not-found
+ * handlers and form parser apply to /ui routes only. Every route declares `config.auth`: `open`
+ * (assets, sign-in) or `token-or-cookie` (pages: the bearer token or the sign-in cookie).
  */
 export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): Promise<void> {
   // Only what the routes need: passing fastify's own plugin options on (prefix) would nest it again.
@@ -27,14 +24,9 @@ export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): 
   const opts: UiOptions = { store, lineage, ...(authToken !== undefined ? { authToken } : {}), ...(secureCookie !== undefined ? { secureCookie } : {}), ...(now ? { now } : {}) };
   const signedIn = authToken !== undefined;
 
-  // Decided on the matched route's declaration, never the raw URL. Anything not declared `open`
-  // (the not-found handler included) needs the cookie or the bearer token: deny by default.
-  app.addHook('onRequest', async (req, reply) => {
-    const token = opts.authToken;
-    const declared = req.routeOptions.config as DeclaredAuth | undefined;
-    if (token === undefined || declared?.auth === 'open') return;
-    if (!uiAuthorized(req, token)) return (declared?.onUnauthorized ?? refuse)(req, reply);
-  });
+  // Auth is src/http/route-auth.ts's, decided on each matched route's config.auth: the UI only
+  // adds its cookie as a credential. Without route auth on the server this throws: fail closed.
+  if (authToken !== undefined) addCredentialCheck(app, (req) => cookieMatches(req, authToken));
 
   app.addHook('onSend', async (req, reply, payload) => {
     setSecurityHeaders(reply, req.url.startsWith(`${UI_PREFIX}/assets/`) && reply.statusCode === 200);
