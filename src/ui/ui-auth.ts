@@ -6,7 +6,6 @@ import { UI_PREFIX } from './ui-paths.js';
 /** Name of the incident view's session cookie. */
 export const UI_COOKIE = 'forkwatch_ui';
 
-
 /**
  * The cookie's value: an HMAC of a fixed label under the token. The cookie never holds the token
  * itself, and changing the token signs every browser out.

@@ -11,7 +11,6 @@ import { UI_PREFIX } from './ui-paths.js';
 import { setSecurityHeaders } from './ui-security-headers.js';
 import { renderErrorPage } from './views/error-view.js';
 
-
 /**
  * The incident view as a fastify plugin; register it with `{ prefix: '/ui' }` beside `/api/v1` on a
  * server with src/http/route-auth.ts installed. Encapsulated: its hooks, error and not-found
@@ -29,7 +28,7 @@ export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): 
   if (authToken !== undefined) addCredentialCheck(app, (req) => cookieMatches(req, authToken));
 
   app.addHook('onSend', async (req, reply, payload) => {
-    setSecurityHeaders(reply, req.url.startsWith(`${UI_PREFIX}/assets/`) && reply.statusCode === 200);
+    setSecurityHeaders(reply, req.routeOptions.url?.startsWith(`${UI_PREFIX}/assets/`) === true && reply.statusCode === 200);
     return payload;
   });
 

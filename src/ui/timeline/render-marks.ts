@@ -38,6 +38,8 @@ function resumeText(r: LineageResume): string {
   return `resume Last-Event-ID ${shortenId(r.lastEventId, 18)} → ${status}${r.outcome ? ` ${r.outcome}` : ''}`;
 }
 
+const isBad = (r: LineageResume): boolean => r.outcome === 'forked' || r.outcome === 'rejected_other';
+
 /** Resumes: a line across the lanes at the resume, a diamond on its lane, its cursor and answer on top. */
 export function renderResumes(resumes: ReadonlyArray<{ lane: string; resume: LineageResume }>, tops: Map<string, number>, bottom: number, scale: TimeScale): SafeHtml {
   const texts = resumes.map((r) => resumeText(r.resume));
@@ -46,11 +48,21 @@ export function renderResumes(resumes: ReadonlyArray<{ lane: string; resume: Lin
     const half = (texts[i]!.length * RESUME_CHAR_WIDTH) / 2;
     return Math.min(Math.max(scale.x(r.resume.timeMs), PLOT_X0 + half), WIDTH - 2 - half);
   });
-  const rows = placeLabels(resumes.map((_, i) => ({ x: centres[i]! - (texts[i]!.length * RESUME_CHAR_WIDTH) / 2, width: texts[i]!.length * RESUME_CHAR_WIDTH })), 1);
+  // One row of labels: a forked or wrongly rejected resume claims its place first, so when the
+  // client's and the server's span of one resume overlap, the label shows the server's verdict.
+  const spans = resumes.map((_, i) => ({ from: centres[i]! - (texts[i]!.length * RESUME_CHAR_WIDTH) / 2, to: centres[i]! + (texts[i]!.length * RESUME_CHAR_WIDTH) / 2 }));
+  const order = resumes.map((_, i) => i).sort((a, b) => Number(isBad(resumes[b]!.resume)) - Number(isBad(resumes[a]!.resume)) || spans[a]!.from - spans[b]!.from);
+  const rows = new Array<number>(resumes.length).fill(-1);
+  const placed: Array<{ from: number; to: number }> = [];
+  for (const i of order) {
+    if (placed.some((p) => spans[i]!.from < p.to + 4 && spans[i]!.to + 4 > p.from)) continue;
+    placed.push(spans[i]!);
+    rows[i] = 0;
+  }
   return html`${resumes.map(({ lane, resume: r }, i) => {
     const x = scale.x(r.timeMs).toFixed(1);
     const y = (tops.get(lane) ?? HEADER_H) + IN_LANE.bandTop + IN_LANE.bandH / 2;
-    const bad = r.outcome === 'forked' || r.outcome === 'rejected_other';
+    const bad = isBad(r);
     const title = titleLines({
       resume: r.lastEventId,
       'answered status': r.status,

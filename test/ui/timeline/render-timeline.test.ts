@@ -58,3 +58,17 @@ test('few events: one tick each, labelled with id and seq while there is room', 
 test('labels take the first free row and give up rather than overprint', () => {
   assert.deepEqual(placeLabels([{ x: 0, width: 50 }, { x: 10, width: 50 }, { x: 20, width: 50 }, { x: 100, width: 10 }], 2), [0, 1, -1, 0]);
 });
+
+test('the client and server spans of one resume share a label: the forked verdict wins', () => {
+  const l = big(40);
+  const at = l.events[39]!.timeMs + 400;
+  const ref = (side: 'client' | 'server', n: string) => ({ traceId: 'ab'.repeat(16), spanId: n.repeat(16), side, timeMs: at });
+  l.resumes = [
+    { ...ref('client', 'c'), lastEventId: 'ev-20', status: 200, outcome: 'resumed' },
+    { ...ref('server', 'd'), lastEventId: 'ev-20', status: 200, outcome: 'forked' },
+  ];
+  const svg = renderTimeline(buildTimelineModel(l, [])).value;
+  const labels = [...svg.matchAll(/<text class="resume-label"[^>]*>([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(labels, ['resume Last-Event-ID ev-20 → 200 forked']);
+  assert.equal((svg.match(/<g class="resume/g) ?? []).length, 2, 'both resumes are drawn');
+});
