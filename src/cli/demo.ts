@@ -13,6 +13,7 @@ import type { ScenarioResult, SeedScenarioOptions } from '../demo/types.js';
 import type { Finding } from '../model/finding.js';
 import { createJsonLogger } from '../service/json-logger.js';
 import { startDetector, type RunningDetector } from '../service/detector.js';
+import { UI_PREFIX, uiFindingPath, uiSessionPath } from '../ui/ui-paths.js';
 
 const SCENARIOS = ['naive', 'guarded', 'healthy'] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -31,7 +32,8 @@ export const DEMO_USAGE = `forkwatch demo [flags]
 Starts a detector (SQLite in a temp dir, ephemeral ports), a real MCP SDK server and client with
 forkwatch instrumentation, and a fault-injecting TCP proxy between them; replays the seed's
 sequence with scaled-down timers against a naive server (it forks), a guarded one (it does not),
-and a healthy resume; then prints what the detector found, the metric lines and the API URLs.
+and a healthy resume; then prints what the detector found, the metric lines and the incident
+view's URLs (/ui/findings/:id, /ui/sessions/:key).
 
   --scenario naive|guarded|healthy|all   which runs (default all)
   --otlp-endpoint URL                    export to this detector/collector instead of starting one
@@ -193,9 +195,9 @@ export async function runDemo(argv: string[]): Promise<number> {
       print(`  ${SERVICE[scenario]}: ${mine.length === 0 ? 'no findings' : `${mine.length} finding(s)`}`);
       for (const f of mine) {
         print(`    ${f.kind.padEnd(24)} ${f.summary}`);
-        print(`    ${''.padEnd(24)} ${detector.httpUrl}/api/v1/findings/${f.id}`);
+        print(`    ${''.padEnd(24)} ${detector.httpUrl}${uiFindingPath(f.id)}`);
       }
-      if (mine[0]) print(`    session lineage: ${detector.httpUrl}/api/v1/sessions/${mine[0].sessionKey}`);
+      if (mine[0]) print(`    session timeline: ${detector.httpUrl}${uiSessionPath(mine[0].sessionKey)}  (JSON: ${detector.httpUrl}/api/v1/sessions/${mine[0].sessionKey})`);
     }
     const metrics = await (await fetch(`${detector.httpUrl}/metrics`)).text();
     const lines = metrics
@@ -205,7 +207,7 @@ export async function runDemo(argv: string[]): Promise<number> {
     print('metric lines (non-zero):');
     for (const l of lines) print(`  ${l}`);
     print('');
-    print(`where to look: ${detector.httpUrl}/api/v1/findings  ·  ${detector.httpUrl}/metrics  ·  docs/runbook.md`);
+    print(`where to look: ${detector.httpUrl}${UI_PREFIX}/ (incident view)  ·  ${detector.httpUrl}/api/v1/findings  ·  ${detector.httpUrl}/metrics  ·  docs/runbook.md`);
     if (!flags.keep) print('(the demo detector stops when the demo exits: rerun with --keep to browse these URLs)');
     if (flags.keep) {
       print('detector keeps running (--keep); Ctrl-C stops it');

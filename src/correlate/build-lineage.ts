@@ -84,9 +84,11 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
       state: r.settled !== undefined ? 'settled' : orphanIds.has(r.requestId) ? 'orphaned' : 'pending',
     };
     if (r.method !== undefined) lr.method = r.method;
+    if (r.tool !== undefined) lr.tool = r.tool;
     if (r.progressToken !== undefined) lr.progressToken = r.progressToken;
     if (r.inc !== undefined) lr.incarnation = r.inc;
     if (r.sent !== undefined) lr.sent = ref(r.sent);
+    if (r.settled !== undefined) lr.settled = ref(r.settled);
     if (r.settled?.outcome !== undefined) lr.outcome = r.settled.outcome;
     return lr;
   });

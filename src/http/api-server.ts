@@ -7,6 +7,7 @@ import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
+import { registerUi } from '../ui/ui-plugin.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -39,8 +40,8 @@ const METRICS: { config: RouteAuthConfig } = { config: { auth: 'metrics' } };
 const MAX_ECHOED_URL = 200;
 
 /**
- * Builds (does not start) the detector's HTTP server: the JSON API under `/api/v1`, `/metrics`,
- * `/healthz`, `/readyz`. Every error, fastify's own included, is answered as
+ * Builds (does not start) the detector's HTTP server: the JSON API under `/api/v1`, the incident
+ * view under `/ui` (src/ui), `/metrics`, `/healthz`, `/readyz`. Every error, fastify's own included, is answered as
  * `{ code, message, statusCode }` with a code from docs/errors.md.
  */
 export async function createApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
@@ -101,6 +102,9 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     if (!lineage) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
     return { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) };
   });
+
+  const ui = { store: options.store, lineage: options.lineage, now };
+  await registerUi(app, options.authToken !== undefined ? { ...ui, authToken: options.authToken } : ui);
 
   if (options.metrics) {
     const metrics = options.metrics;

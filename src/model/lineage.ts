@@ -47,9 +47,13 @@ export interface LineageResume extends SpanRef {
 export interface LineageRequest {
   requestId: string;
   method?: string;
+  /** `gen_ai.tool.name` of a tools/call. */
+  tool?: string;
   progressToken?: string;
   incarnation?: string;
   sent?: SpanRef;
+  /** When it settled (answered, failed, timed out), on the side that saw it. */
+  settled?: SpanRef;
   /** pending | orphaned | settled | expired */
   state: string;
   outcome?: string;

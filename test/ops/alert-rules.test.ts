@@ -49,6 +49,9 @@ test('every alert has severity page|ticket, summary, description and a runbook_u
     assert.ok(url.startsWith(RUNBOOK_BASE), `${a.alert}: runbook_url ${url} must start with ${RUNBOOK_BASE}`);
     const anchor = url.slice(RUNBOOK_BASE.length);
     assert.ok(anchors.has(anchor), `${a.alert}: docs/runbook.md has no heading for #${anchor}`);
+    // Links for people open the incident view, never raw JSON.
+    assert.doesNotMatch(a.annotations?.description ?? '', /\/api\/v1\//, `${a.alert}: description links the JSON API`);
+    if (/Findings/.test(a.annotations?.description ?? '')) assert.match(a.annotations!.description!, /\/ui\/\?/, `${a.alert}: findings link opens /ui/`);
   }
 });
 

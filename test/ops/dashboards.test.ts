@@ -101,7 +101,7 @@ test('fleet dashboard: service variable, exemplars on forks and lag, findings da
   const panels = dashboardPanels(d as never) as Panel[];
   const forks = panels.find((p) => p.title === 'Session forks by kind and service');
   assert.ok(forks?.targets?.every((t) => t.exemplar === true));
-  assert.match(forks?.fieldConfig?.defaults?.links?.[0]?.url ?? '', /\/api\/v1\/findings\?kind=\$\{__field\.labels\.kind\}&service=\$\{__field\.labels\.service\}/);
+  assert.match(forks?.fieldConfig?.defaults?.links?.[0]?.url ?? '', /\/ui\/\?kind=\$\{__field\.labels\.kind\}&service=\$\{__field\.labels\.service\}/);
   const lag = panels.find((p) => p.title === 'Detection lag p50 / p99');
   assert.equal(lag?.targets?.length, 2);
   assert.ok(lag?.targets?.every((t) => t.exemplar === true));
@@ -110,6 +110,28 @@ test('fleet dashboard: service variable, exemplars on forks and lag, findings da
   for (const m of ['forkwatch_forks_total', 'forkwatch_request_anomalies_total', 'forkwatch_orphaned_progress_tokens', 'forkwatch_resumes_total', 'forkwatch_sessions_active', 'forkwatch_detection_lag_seconds_bucket', 'forkwatch_spans_received_total', 'forkwatch_spans_ignored_total', 'forkwatch_spans_rejected_total', 'forkwatch_ingest_queue_spans', 'forkwatch_storage_errors_total']) {
     assert.ok(metrics.includes(m), `no panel uses ${m}`);
   }
+});
+
+test('data links open the incident view (/ui/), never the JSON API', () => {
+  const links: string[] = [];
+  // Query targets (the Infinity datasource's `url`) read the API; links are what people click.
+  for (const file of DASHBOARDS) {
+    const d = JSON.parse(readRepoFile(file)) as unknown;
+    const collect = (v: unknown, inLinks: boolean): void => {
+      if (Array.isArray(v)) v.forEach((x) => collect(x, inLinks));
+      else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (inLinks && k === 'url' && typeof x === 'string') links.push(`${file}: ${x}`);
+          // Field overrides carry links as { id: 'links', value: [...] }.
+          else collect(x, inLinks || k === 'links' || (k === 'value' && (v as { id?: unknown }).id === 'links'));
+        }
+      }
+    };
+    collect(d, false);
+  }
+  assert.ok(links.length >= 6, links.join('\n'));
+  for (const l of links) assert.match(l, /\/ui\/(\?|findings\/|sessions\/)/, l);
+  assert.ok(links.some((l) => l.includes('forkwatch-session.json: ${replica}/ui/sessions/${session}')));
 });
 
 test('promqlMetricNames finds metrics and skips functions, keywords, labels and variables', () => {

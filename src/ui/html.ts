@@ -1,0 +1,53 @@
+/**
+ * HTML built by tagged templates: every interpolated value is escaped unless it is already
+ * {@link SafeHtml}. Session data (event ids, tool names, service names) is attacker-controlled, so
+ * escaping is the default and markup is the exception that has to be asked for.
+ */
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * Escapes `&`, `<`, `>`, `"` and `'`: safe in element content and in quoted attribute values (HTML
+ * and SVG). C0 controls other than tab/newline become U+FFFD, since XML parsers reject them.
+ */
+export function escapeHtml(value: unknown): string {
+  return String(value)
+    .replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd');
+}
+
+/** Markup known to be safe: built by {@link html} or {@link trustedHtml}. */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+/** A value an `html` template accepts: text (escaped), numbers, markup, lists of these, or nothing. */
+export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
+
+function render(v: HtmlValue): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (v instanceof SafeHtml) return v.value;
+  if (Array.isArray(v)) return v.map(render).join('');
+  return escapeHtml(v);
+}
+
+/** Tagged template: `html\`<td>${userText}</td>\`` escapes `userText`. */
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  return new SafeHtml(out);
+}
+
+/** Marks a constant written in this code base as markup. Never pass data through it. */
+export function trustedHtml(constant: string): SafeHtml {
+  return new SafeHtml(constant);
+}
+
+/** Joins fragments with a separator (escaped like any value). */
+export function joinHtml(parts: readonly HtmlValue[], separator: HtmlValue = ''): SafeHtml {
+  return new SafeHtml(parts.map(render).join(render(separator)));
+}

@@ -1,0 +1,46 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { UI_PREFIX } from '../ui-paths.js';
+import { UI_OPEN_AUTH, safeNext, signInCookie, signOutCookie } from '../ui-auth.js';
+import type { UiOptions } from '../ui-options.js';
+import { renderLoginPage } from '../views/login-view.js';
+
+/** Largest sign-in form body accepted, in bytes. */
+export const MAX_LOGIN_BODY_BYTES = 4096;
+
+function sameToken(given: string, token: string): boolean {
+  // Digests first: equal lengths for timingSafeEqual, and the time reveals nothing of the token.
+  const a = createHash('sha256').update(given, 'utf8').digest();
+  const b = createHash('sha256').update(token, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * `GET /ui/login` (the form), `POST /ui/login` (form body `token`, `next`: sets the cookie and
+ * returns to `next`), `POST /ui/logout`. Without a token configured, the form just returns home.
+ */
+export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promise<void> {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_LOGIN_BODY_BYTES }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.get('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
+    if (opts.authToken === undefined) return reply.code(303).header('location', `${UI_PREFIX}/`).send();
+    const next = safeNext((req.query as Record<string, unknown>).next);
+    return reply.type('text/html; charset=utf-8').send(renderLoginPage({ next }).value);
+  });
+
+  app.post('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const next = safeNext(body.next);
+    if (opts.authToken === undefined) return reply.code(303).header('location', next).send();
+    if (typeof body.token !== 'string' || !sameToken(body.token, opts.authToken)) {
+      return reply.code(401).type('text/html; charset=utf-8').send(renderLoginPage({ next, failed: true }).value);
+    }
+    return reply.code(303).header('set-cookie', signInCookie(opts.authToken, opts.secureCookie === true)).header('location', next).send();
+  });
+
+  app.post('/logout', { config: UI_OPEN_AUTH }, async (_req, reply) => {
+    return reply.code(303).header('set-cookie', signOutCookie()).header('location', `${UI_PREFIX}/login`).send();
+  });
+}
