@@ -162,7 +162,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   if (!endpoint) {
     const dir = mkdtempSync(join(tmpdir(), 'forkwatch-demo-'));
     const { config } = loadConfig({
-      overrides: { host: '127.0.0.1', otlpPort: 0, httpPort: 0, db: join(dir, 'forkwatch.db'), decisionWindowMs: windowMs, tickIntervalMs: 100, logLevel: 'error' },
+      overrides: { host: '127.0.0.1', otlpPort: 0, otlpGrpcPort: 0, httpPort: 0, db: join(dir, 'forkwatch.db'), decisionWindowMs: windowMs, tickIntervalMs: 100, logLevel: 'error' },
     });
     detector = await startDetector(config, createJsonLogger('error'));
     endpoint = detector.otlpUrl;

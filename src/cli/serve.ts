@@ -12,7 +12,7 @@ export async function runServe(argv: string[], env: NodeJS.ProcessEnv): Promise<
   if (positionals.length > 0) throw createError('FORKWATCH_ERR_CLI_USAGE', `serve takes no arguments, got ${JSON.stringify(positionals[0])}`);
   const logger = createJsonLogger(config.logLevel as LogLevel);
   const detector = await startDetector(config, logger);
-  process.stdout.write(`forkwatch listening otlp=${detector.otlpUrl} http=${detector.httpUrl}\n`);
+  process.stdout.write(`forkwatch listening otlp=${detector.otlpUrl} http=${detector.httpUrl} otlp-grpc=${detector.otlpGrpcAddress}\n`);
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
       logger.info('draining', { signal });
