@@ -1,6 +1,7 @@
 import type { DiagLogger } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { DetectorConfig } from '../config/defaults.js';
+import { splitPeers } from '../config/load-config.js';
 import { CorrelationEngine } from '../correlate/correlation-engine.js';
 import { systemClock, type Clock, type EngineListener } from '../correlate/types.js';
 import { createApiServer } from '../http/api-server.js';
@@ -126,6 +127,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       metrics,
       authToken: config.authToken || undefined,
       metricsAuth: config.metricsAuth,
+      peers: { urls: splitPeers(config.peers), timeoutMs: config.peerTimeoutMs },
       ready: () => ready && !p.storageFailing,
     });
     const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
