@@ -10,10 +10,14 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Finding } from '../../src/model/finding.js';
 import { CLI, startDetector, waitFor, type DetectorProcess } from './helpers/detector.js';
-import { otelcolUnavailable, startGateway, type GatewayProcess } from './helpers/otelcol.js';
+import { otelcolBinary, otelcolUnavailable, startGateway, type GatewayProcess } from './helpers/otelcol.js';
 import { startOtlpTee, type OtlpTee } from './helpers/otlp-tee.js';
 
 const SKIP = otelcolUnavailable();
@@ -29,14 +33,20 @@ after(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
 });
 
+const demoOutput = new Map<ChildProcess, string>();
+
 function demo(endpoint: string): ChildProcess {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   for (const k of Object.keys(env)) if (k.startsWith('FORKWATCH_') || k.startsWith('OTEL_')) delete env[k];
-  const child = spawn(process.execPath, [CLI, 'demo', '--otlp-endpoint', endpoint, '--scenario', 'all', '--loop', '--interval-ms', '200', '--scale', '0.3'], {
+  const child = spawn(process.execPath, [CLI, 'demo', '--otlp-endpoint', endpoint, '--scenario', 'all', '--loop', '--interval-ms', '200'], {
     env,
-    stdio: 'ignore',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  demoOutput.set(child, '');
+  const keep = (d: string): void => void demoOutput.set(child, (demoOutput.get(child)! + d).slice(-3000));
+  child.stdout!.setEncoding('utf8').on('data', keep);
+  child.stderr!.setEncoding('utf8').on('data', keep);
   cleanup.push(async () => child.kill('SIGKILL'));
   return child;
 }
@@ -71,7 +81,7 @@ async function settle(detectors: DetectorProcess[]): Promise<void> {
   );
 }
 
-test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findings match one detector, a killed replica loses nothing', { skip: SKIP, timeout: 420_000 }, async () => {
+test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findings match one detector, a killed replica loses nothing', { skip: SKIP, timeout: 420_000 }, async (t) => {
   const a = await startDetector({ args: DETECTOR_ARGS });
   const b0 = await startDetector({ args: DETECTOR_ARGS });
   const ref = await startDetector({ args: DETECTOR_ARGS });
@@ -82,10 +92,14 @@ test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findin
   cleanup.push(() => tee.close());
 
   const demos = [demo(tee.url), demo(tee.url)];
-  await waitFor(() => tee.sessionKeys.size >= 10, 180_000, 250);
+  const progress = (stage: string): (() => string) => () => `${stage}: ${tee.sessionKeys.size} sessions, tee ${JSON.stringify(tee.counts)}\ngateway:\n${gateway.output().slice(-2000)}\n${demos.map((d) => `demo (exit ${d.exitCode ?? d.signalCode}):\n${demoOutput.get(d)}`).join('\n')}`;
+  await waitFor(() => tee.sessionKeys.size >= 10, 180_000, 250, progress('before the kill'));
 
-  // Mid-run: what B acknowledged so far, then kill -9 while the apps keep sending.
-  const acked = await localFindings(b0);
+  // Mid-run, once B has acknowledged findings: note them, then kill -9 while the apps keep sending.
+  const acked = await waitFor(async () => {
+    const fs = await localFindings(b0);
+    return fs.length > 0 && fs;
+  }, 120_000, 500, progress('waiting for findings on B'));
   await b0.kill();
   const keysAtKill = tee.sessionKeys.size;
   await new Promise((r) => setTimeout(r, 2000));
@@ -98,7 +112,7 @@ test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findin
   });
   cleanup.push(() => b.kill());
   assert.equal(b.otlpGrpcAddress, b0.otlpGrpcAddress, 'restarted on the same gRPC port');
-  await waitFor(() => tee.sessionKeys.size >= keysAtKill + 10, 180_000, 250);
+  await waitFor(() => tee.sessionKeys.size >= keysAtKill + 10, 180_000, 250, progress('after the restart'));
   for (const d of demos) d.kill('SIGKILL');
   await waitFor(() => demos.every((d) => d.exitCode !== null || d.signalCode !== null), 10_000);
 
@@ -127,6 +141,7 @@ test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findin
     }
   }
   assert.ok(held >= 10, `only ${held} sessions compared`);
+  t.diagnostic(`${tee.sessionKeys.size} sessions, ${held} held; findings: reference ${fref.length}, replicas ${fa.length} + ${fb.length}; acknowledged by B before the kill ${acked.length}; ${tee.counts.spans} spans in ${tee.counts.ok} requests`);
 
   // One API across replicas: B (started with --peers A) answers for both.
   const merged = await getJson(`${b.httpUrl}/api/v1/findings?limit=1000`);
@@ -138,4 +153,19 @@ test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findin
   const dropped = [...gwMetrics.matchAll(/^otelcol_exporter_send_failed_spans(?:_total)?\{[^}]*\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   assert.equal(dropped, 0, 'the gateway gave up on spans');
   assert.match(gwMetrics, /otelcol_exporter_sent_spans/, 'the gateway exported through load_balancing');
+});
+
+test('the Collector built from collector/otelcol accepts every shipped config (otelcol validate)', { skip: SKIP, timeout: 60_000 }, async () => {
+  const bin = otelcolBinary()!;
+  const env = { PATH: process.env.PATH, FORKWATCH_DETECTORS: '[detector-1:4317, detector-2:4317]', FORKWATCH_GATEWAY_ENDPOINT: 'http://gateway:4318' };
+  for (const file of ['gateway.yaml', 'agent.yaml']) {
+    const r = spawnSync(bin, ['validate', '--config', fileURLToPath(new URL(`../../collector/otel/${file}`, import.meta.url))], { env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, `${file}: ${r.stderr}`);
+  }
+  // And refuses a config naming a component it was not built with: the check is real.
+  const bad = join(mkdtempSync(join(tmpdir(), 'forkwatch-otelcol-')), 'bad.yaml');
+  writeFileSync(bad, readFileSync(fileURLToPath(new URL('../../collector/otel/gateway.yaml', import.meta.url)), 'utf8').replace('load_balancing:', 'kafka:'));
+  const r = spawnSync(bin, ['validate', '--config', bad], { env, encoding: 'utf8', timeout: 30_000 });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /kafka/);
 });

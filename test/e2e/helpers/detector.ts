@@ -88,7 +88,13 @@ export async function runDemo(opts: { otlpEndpoint: string; scenario: 'naive' | 
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 15000, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  timeoutMs = 15000,
+  intervalMs = 100,
+  /** Appended to the timeout error: what the test was waiting on. */
+  describe?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -98,7 +104,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false | null>
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms${lastErr ? `: ${String(lastErr)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms${lastErr ? `: ${String(lastErr)}` : ''}${describe ? `\n${describe()}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
