@@ -3,12 +3,22 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const OTELCOL_DIR = fileURLToPath(new URL('../../../collector/otelcol/', import.meta.url));
+/** The repository root, found upward from here (this file also runs compiled, from build/ for the bench). */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'collector', 'otelcol', 'go.mod'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('collector/otelcol/go.mod not found above test/e2e/helpers');
+    dir = up;
+  }
+  return dir;
+}
+const OTELCOL_DIR = join(repoRoot(), 'collector', 'otelcol');
 /** The shipped gateway config: tests run this file, templated only through its `${env:...}`. */
-export const GATEWAY_CONFIG = fileURLToPath(new URL('../../../collector/otel/gateway.yaml', import.meta.url));
+export const GATEWAY_CONFIG = join(repoRoot(), 'collector', 'otel', 'gateway.yaml');
 
 /**
  * Where collector/otelcol/build.sh puts the Collector for the current go.mod, go.sum and main.go
