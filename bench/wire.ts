@@ -18,7 +18,9 @@ import { loadIngestPayloads, type IngestPayloads } from './ingest-payloads.js';
 import { counter, cpuSeconds, grpcSender, histogram, httpSender, quantileBetween, scrape, sendAll, sendAtRate, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
 
 const EXPORTERS = 4;
-const WINDOW_MS = 1000;
+// window + 250 ms = 2.5 s, a bucket bound of forkwatch_detection_lag_seconds: the share of
+// findings within the goal (lag p99 <= window + 250 ms) is then read off the histogram exactly.
+const WINDOW_MS = 2250;
 const KEY = Buffer.from('forkwatch.session.key');
 
 /**
@@ -113,7 +115,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
       }
     }
 
-    print(`# detection lag (decision window ${WINDOW_MS} ms), open loop for 6 s at 50 % and 80 % of the measured maximum, 20 % forkwatch`);
+    print(`# detection lag (decision window ${WINDOW_MS} ms, tick 100 ms), open loop for 6 s at 50 % and 80 % of the measured maximum, 20 % forkwatch`);
     const p20 = sets[0]![1];
     for (const t of TRANSPORTS.filter((x) => !x.gzip)) {
       const max = maxRate.get(`20% ${t.name}`)!;
@@ -131,8 +133,10 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           const after = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
           const p50 = quantileBetween(before, after, 0.5);
           const p99 = quantileBetween(before, after, 0.99);
+          const goal = WINDOW_MS / 1000 + 0.25;
+          const within = ((after.get(goal) ?? 0) - (before.get(goal) ?? 0)) / Math.max(1, p50.count);
           print(
-            `  ${t.name.padEnd(13)} at ${String(share * 100).padStart(2)} % (${fmt((sent * (p20.spans / p20.protobuf.length)) / secs)} spans/s offered): lag p50 ${(p50.value * 1000).toFixed(0)} ms, p99 ${(p99.value * 1000).toFixed(0)} ms over ${p50.count} findings`,
+            `  ${t.name.padEnd(13)} at ${String(share * 100).padStart(2)} % (${fmt((sent * (p20.spans / p20.protobuf.length)) / secs)} spans/s offered): lag p50 ${(p50.value * 1000).toFixed(0)} ms, p99 ${(p99.value * 1000).toFixed(0)} ms (interpolated in the histogram's buckets) over ${p50.count} findings; ${(within * 100).toFixed(1)} % within window + 250 ms`,
           );
         } finally {
           close();
