@@ -7,6 +7,7 @@ import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
 import { benchInstructionCount } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
+import { benchWire } from './wire.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -62,6 +63,11 @@ async function main(): Promise<void> {
       console.log(`  ${r.format.padEnd(9)} bare decode ${fmt(r.bareDecodeSpansPerSec).padStart(11)} spans/s | end to end ${fmt(r.endToEndSpansPerSec).padStart(10)} spans/s = ${fmt(r.endToEndForkwatchSpansPerSec).padStart(9)} forkwatch spans/s | ratio ${r.ratio.toFixed(2)} (${r.ratioRange[0].toFixed(2)}–${r.ratioRange[1].toFixed(2)} over ${r.rounds} round pairs) | ${r.findings} findings`);
     }
     console.log('  targets: >= 100,000 forkwatch spans/s end to end; ratio >= 0.50');
+  }
+
+  if (want('wire')) {
+    console.log('\n# Ingest over the wire: exporters -> detector process over real sockets (HTTP protobuf, gzip, gRPC); then through the gateway');
+    await benchWire((line) => console.log(line));
   }
 
   if (want('engine')) {

@@ -164,7 +164,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   if (!endpoint) {
     const dir = mkdtempSync(join(tmpdir(), 'forkwatch-demo-'));
     const { config } = loadConfig({
-      overrides: { host: '127.0.0.1', otlpPort: 0, httpPort: 0, db: join(dir, 'forkwatch.db'), decisionWindowMs: windowMs, tickIntervalMs: 100, logLevel: 'error' },
+      overrides: { host: '127.0.0.1', otlpPort: 0, otlpGrpcPort: 0, httpPort: 0, db: join(dir, 'forkwatch.db'), decisionWindowMs: windowMs, tickIntervalMs: 100, logLevel: 'error' },
     });
     detector = await startDetector(config, createJsonLogger('error'));
     endpoint = detector.otlpUrl;
@@ -179,7 +179,16 @@ export async function runDemo(argv: string[]): Promise<number> {
       for (const [i, scenario] of flags.scenarios.entries()) {
         print('');
         print(`${i + 1}/${flags.scenarios.length}  ${TITLE[scenario]}  [server service.name=${SERVICE[scenario]}]`);
-        const result = await runOne(scenario, endpoint, salt, flags.scale, print);
+        let result: ScenarioResult;
+        try {
+          result = await runOne(scenario, endpoint, salt, flags.scale, print);
+        } catch (err) {
+          // As load for a stack (--loop), one run that fails (a timer lost on a busy host) must
+          // not end the load; a single run still fails loudly.
+          if (!flags.loop) throw err;
+          print(`  run failed, the loop goes on: ${err instanceof Error ? err.message : String(err)}`);
+          continue;
+        }
         for (const line of formatScenarioResult(result)) print(line);
       }
       if (flags.loop) await new Promise((r) => setTimeout(r, flags.intervalMs));

@@ -13,7 +13,7 @@ export async function runServe(argv: string[], env: NodeJS.ProcessEnv): Promise<
   const logger = createJsonLogger(config.logLevel as LogLevel);
   for (const w of warnings) logger.warn(w);
   const detector = await startDetector(config, logger);
-  process.stdout.write(`forkwatch listening otlp=${detector.otlpUrl} http=${detector.httpUrl}\n`);
+  process.stdout.write(`forkwatch listening otlp=${detector.otlpUrl} http=${detector.httpUrl} otlp-grpc=${detector.otlpGrpcAddress}\n`);
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
       logger.info('draining', { signal });

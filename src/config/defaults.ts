@@ -7,6 +7,8 @@ export const DEFAULT_CONFIG = {
   host: '0.0.0.0',
   /** OTLP/HTTP receiver port (POST /v1/traces); 0 = ephemeral. */
   otlpPort: 4318,
+  /** OTLP/gRPC receiver port (TraceService/Export, what the Collector's load_balancing exporter speaks); 0 = ephemeral. */
+  otlpGrpcPort: 4317,
   /** API, /metrics, /healthz, /readyz port; 0 = ephemeral. */
   httpPort: 9464,
   /** SQLite file, or ':memory:' (nothing survives a restart). */
@@ -51,6 +53,13 @@ export const DEFAULT_CONFIG = {
   retentionMs: 30 * 24 * 3_600_000,
   /** Distinct `service` label values kept on metrics; later services are labelled `other`. */
   maxServices: 50,
+  /**
+   * Other replicas' API base URLs, comma-separated (`http://detector-2:9464,...`): the findings and
+   * session routes fan out to them and merge. Empty: this replica answers alone.
+   */
+  peers: '',
+  /** How long a fan-out waits for one peer before naming it as not answering, ms. */
+  peerTimeoutMs: 2_000,
   /** SIGTERM: longest wait for in-flight batches before exiting anyway, ms. */
   drainTimeoutMs: 10_000,
 };
@@ -64,6 +73,7 @@ export const FOREIGN_FORKWATCH_ENV = new Set(['FORKWATCH_SESSION_SALT']);
 /** Bounds checked at start; a value outside is a configuration error. */
 export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number; integer?: boolean }>> = {
   otlpPort: { min: 0, max: 65535, integer: true },
+  otlpGrpcPort: { min: 0, max: 65535, integer: true },
   httpPort: { min: 0, max: 65535, integer: true },
   maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
   maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
@@ -81,6 +91,7 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   commitIntervalMs: { min: 0, max: 10_000 },
   retentionMs: { min: 60_000, max: 10 * 365 * 24 * 3_600_000 },
   maxServices: { min: 1, max: 10_000, integer: true },
+  peerTimeoutMs: { min: 50, max: 60_000 },
   drainTimeoutMs: { min: 0, max: 600_000 },
 };
 

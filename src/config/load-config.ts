@@ -136,6 +136,9 @@ export function loadConfig(sources: { argv?: string[]; env?: NodeJS.ProcessEnv; 
   if (config.maxDecompressedBytes < config.maxBodyBytes) {
     problems.push(`maxDecompressedBytes (${config.maxDecompressedBytes}) must be >= maxBodyBytes (${config.maxBodyBytes})`);
   }
+  for (const peer of splitPeers(config.peers)) {
+    if (!/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(peer)) problems.push(`peers: ${JSON.stringify(peer)} is not an http(s) base URL`);
+  }
   if (problems.length > 0) throw createError('FORKWATCH_ERR_CONFIG_INVALID', problems.join('; '));
   return { config, positionals, warnings };
 }
@@ -143,4 +146,12 @@ export function loadConfig(sources: { argv?: string[]; env?: NodeJS.ProcessEnv; 
 /** One line per setting for `--help`: flag, env var, default, description comes from docs. */
 export function describeSettings(): string[] {
   return KEYS.map((k) => `  --${flagName(k).padEnd(28)} ${envName(k).padEnd(36)} default ${JSON.stringify(DEFAULT_CONFIG[k])}`);
+}
+
+/** `peers` as a list: comma-separated, blanks dropped, trailing slashes trimmed. */
+export function splitPeers(peers: string): string[] {
+  return peers
+    .split(',')
+    .map((p) => p.trim().replace(/\/+$/, ''))
+    .filter((p) => p !== '');
 }

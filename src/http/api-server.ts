@@ -5,6 +5,8 @@ import type { RenderedMetrics } from '../metrics/render-metrics.js';
 import type { Store } from '../storage/store.js';
 import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
+import { LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE, askPeers, isFindingsPage, localScopeUrl, mergeFindingPages } from './api-peers.js';
+import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
@@ -23,6 +25,11 @@ export interface ApiServerOptions {
   ready: () => boolean;
   /** Request and error logging; default none. */
   logger?: FastifyBaseLogger;
+  /**
+   * Other replicas: `GET /api/v1/findings` and `/api/v1/sessions/:key` fan out to them and merge,
+   * naming those that did not answer. Default: none (this replica answers alone).
+   */
+  peers?: Omit<PeerOptions, 'authToken'>;
   /** Clock for relative `since` values, epoch ms; default `Date.now`. */
   now?: () => number;
 }
@@ -82,10 +89,24 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     return payload;
   });
 
+  const peers: PeerOptions | undefined =
+    options.peers && options.peers.urls.length > 0 ? { ...options.peers, ...(options.authToken ? { authToken: options.authToken } : {}) } : undefined;
+  const fanOut = (req: FastifyRequest): boolean => peers !== undefined && (req.query as Record<string, unknown>)[LOCAL_SCOPE_PARAM] !== LOCAL_SCOPE_VALUE;
+
   app.get(`${API_V1}/findings`, TOKEN, async (req) => {
     const query = parseFindingsQuery(req.query as Record<string, unknown>, now());
     const page = options.store.listFindings(query);
-    return { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
+    const local = { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
+    if (!fanOut(req)) return local;
+    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const pages = [local];
+    const unavailable: UnavailableReplica[] = [];
+    for (const a of answers) {
+      if ('error' in a) unavailable.push({ replica: a.replica, reason: a.error });
+      else if (a.status !== 200 || !isFindingsPage(a.body)) unavailable.push({ replica: a.replica, reason: `HTTP ${a.status}` });
+      else pages.push(a.body as typeof local);
+    }
+    return { ...mergeFindingPages(pages, query.limit ?? page.items.length), replicas: peers!.urls.length + 1, unavailable };
   });
 
   app.get<{ Params: { id: string } }>(`${API_V1}/findings/:id`, TOKEN, async (req) => {
@@ -94,13 +115,41 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     return findingJson(f);
   });
 
-  app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req) => {
+  app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req, reply) => {
     const key = req.params.key;
     const findings = options.store.findingsForSession(key);
     const live = options.lineage(key);
     const lineage = live ?? (findings.length > 0 ? lineageFromFindings(key, findings) : undefined);
-    if (!lineage) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
-    return { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) };
+    const local = lineage ? { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) } : undefined;
+    if (!fanOut(req)) {
+      if (!local) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
+      return local;
+    }
+    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const found: Array<{ replica: string; body: SessionAnswer }> = local ? [{ replica: 'local', body: local as SessionAnswer }] : [];
+    const unavailable: UnavailableReplica[] = [];
+    for (const a of answers) {
+      if ('error' in a) unavailable.push({ replica: a.replica, reason: a.error });
+      else if (a.status === 200 && isSessionAnswer(a.body)) found.push({ replica: a.replica, body: a.body });
+      else if (a.status !== 404) unavailable.push({ replica: a.replica, reason: `HTTP ${a.status}` });
+    }
+    if (found.length === 0) {
+      const e = createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}${unavailable.length ? ` (not answering: ${unavailable.map((u) => u.replica).join(', ')})` : ''}`);
+      return reply.code(404).type('application/json; charset=utf-8').send({ code: e.code, message: e.message, statusCode: 404, unavailable });
+    }
+    // Normally one replica holds the session; after a rescale it may be split: the live lineage
+    // wins, and the findings of every replica that holds it are listed once each.
+    found.sort((a, b) => Number(b.body.source === 'live') - Number(a.body.source === 'live') || b.body.findings.length - a.body.findings.length);
+    const seen = new Set<string>();
+    const merged: SessionAnswer['findings'] = [];
+    for (const f of found) {
+      for (const x of f.body.findings) {
+        if (seen.has(x.id)) continue;
+        seen.add(x.id);
+        merged.push(x);
+      }
+    }
+    return { ...found[0]!.body, findings: merged, heldBy: found.map((f) => f.replica), unavailable };
   });
 
   const ui = { store: options.store, lineage: options.lineage, now };
@@ -129,6 +178,16 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
   });
 
   return app;
+}
+
+interface SessionAnswer {
+  source: string;
+  findings: Array<{ id: string }>;
+}
+
+function isSessionAnswer(body: unknown): body is SessionAnswer {
+  const b = body as SessionAnswer | null;
+  return typeof b === 'object' && b !== null && typeof b.source === 'string' && Array.isArray(b.findings) && b.findings.every((f) => typeof f?.id === 'string');
 }
 
 function clientErrorCode(status: number): ErrorCode {

@@ -1,12 +1,14 @@
 import type { DiagLogger } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { DetectorConfig } from '../config/defaults.js';
+import { splitPeers } from '../config/load-config.js';
 import { CorrelationEngine } from '../correlate/correlation-engine.js';
 import { systemClock, type Clock, type EngineListener } from '../correlate/types.js';
 import { createApiServer } from '../http/api-server.js';
 import { createOtlpServer } from '../http/otlp-server.js';
 import { createMetrics, type DetectorMetrics } from '../metrics/create-metrics.js';
-import type { IngestMeta } from '../otlp/ingest-sink.js';
+import { createOtlpGrpcServer, type OtlpGrpcServer } from '../otlp/grpc/otlp-grpc-server.js';
+import type { IngestMeta, IngestSink } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
 import { IngestPipeline } from './ingest-pipeline.js';
@@ -19,6 +21,8 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 export interface RunningDetector {
   /** `http://host:port` of the OTLP receiver (POST /v1/traces). */
   otlpUrl: string;
+  /** `host:port` of the OTLP/gRPC receiver (TraceService/Export). */
+  otlpGrpcAddress: string;
   /** `http://host:port` of the API and /metrics. */
   httpUrl: string;
   engine: CorrelationEngine;
@@ -92,20 +96,32 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
   let ready = false;
   let otlp: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
+  let grpc: OtlpGrpcServer | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
-    otlp = await createOtlpServer({
-      sink: {
-        offer: (spans, _meta: IngestMeta) => {
-          noteServerServices(spans);
-          return p.offer(spans);
-        },
+    // One sink behind both receivers: the same queue, the same overload answers.
+    const sink: IngestSink = {
+      offer: (spans, _meta: IngestMeta) => {
+        noteServerServices(spans);
+        return p.offer(spans);
       },
+    };
+    otlp = await createOtlpServer({
+      sink,
       authToken: config.authToken || undefined,
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,
       retryAfterSeconds: config.retryAfterSeconds,
       onRequest: (outcome) => metrics.onOtlpRequest(outcome),
+    });
+    grpc = createOtlpGrpcServer({
+      sink,
+      authToken: config.authToken || undefined,
+      maxBodyBytes: config.maxBodyBytes,
+      maxDecompressedBytes: config.maxDecompressedBytes,
+      retryAfterSeconds: config.retryAfterSeconds,
+      onRequest: (outcome) => metrics.onOtlpRequest(outcome),
+      onError: (message, err) => logger.error(message, err),
     });
     api = await createApiServer({
       store,
@@ -113,9 +129,12 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       metrics,
       authToken: config.authToken || undefined,
       metricsAuth: config.metricsAuth,
+      peers: { urls: splitPeers(config.peers), timeoutMs: config.peerTimeoutMs },
       ready: () => ready && !p.storageFailing,
     });
     const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
+    const grpcPort = await grpc.listen(config.host, config.otlpGrpcPort);
+    const grpcAddr = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${grpcPort}`;
     const httpAddr = await api.listen({ host: config.host, port: config.httpPort });
     timers.push(setInterval(() => p.tick(), config.tickIntervalMs));
     timers.push(
@@ -131,10 +150,11 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     for (const t of timers) t.unref();
     ready = true;
     metrics.setReady(true);
-    logger.info('detector started', { otlp: otlpAddr, http: httpAddr, db: config.db, restoredSessions: restored });
+    logger.info('detector started', { otlp: otlpAddr, otlpGrpc: grpcAddr, http: httpAddr, db: config.db, restoredSessions: restored });
     let closing: Promise<boolean> | undefined;
     return {
       otlpUrl: displayUrl(otlpAddr),
+      otlpGrpcAddress: grpcAddr,
       httpUrl: displayUrl(httpAddr),
       engine,
       store,
@@ -145,7 +165,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
           metrics.setReady(false);
           for (const t of timers) clearInterval(t);
           // Stop accepting; fastify waits for requests in flight, whose batches the pipeline commits.
-          await Promise.all([otlp!.close(), api!.close()]);
+          await Promise.all([otlp!.close(), grpc!.close(), api!.close()]);
           const ok = p.close();
           store.close();
           logger.info('detector stopped', { committed: ok });
@@ -155,6 +175,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
   } catch (err) {
     for (const t of timers) clearInterval(t);
     await otlp?.close().catch(() => undefined);
+    await grpc?.close().catch(() => undefined);
     await api?.close().catch(() => undefined);
     store.close();
     throw err;

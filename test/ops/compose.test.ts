@@ -46,7 +46,7 @@ test('every file or folder docker-compose bind-mounts exists', { skip: YAML_SKIP
       if (src.startsWith('./') || src.startsWith('../')) mounts.push(`${name}: ${src}`);
     }
   }
-  assert.ok(mounts.length >= 8, `expected the stack's config mounts, got ${mounts.join(', ')}`);
+  assert.ok(mounts.length >= 6, `expected the stack's config mounts, got ${mounts.join(', ')}`);
   const missing = mounts.filter((m) => !repoHas(m.split(': ')[1]!));
   assert.deepEqual(missing, []);
 });
@@ -61,6 +61,14 @@ test('the stack has the services the deployment docs describe', { skip: YAML_SKI
   const vol1 = services['detector-1']!.volumes!.find((v) => v.endsWith(':/data'));
   const vol2 = services['detector-2']!.volumes!.find((v) => v.endsWith(':/data'));
   assert.ok(vol1 && vol2 && vol1 !== vol2, `detector volumes: ${vol1} ${vol2}`);
+  // No relay tier: the gateway's load_balancing exporter speaks OTLP/gRPC to the replicas themselves.
+  assert.deepEqual(Object.keys(services).filter((s) => /relay/.test(s)), []);
+  assert.equal(services.gateway!.environment!.FORKWATCH_DETECTORS, '[detector-1:4317, detector-2:4317]');
+  for (const [d, peer] of [['detector-1', 'detector-2'], ['detector-2', 'detector-1']] as const) {
+    const cmd = services[d]!.command as string[];
+    assert.equal(cmd[cmd.indexOf('--otlp-grpc-port') + 1], '4317', `${d} listens for the gateway on 4317`);
+    assert.equal(services[d]!.environment!.FORKWATCH_PEERS, `http://${peer}:9464`, `${d} answers for its peer too`);
+  }
 });
 
 const LOCAL_HOSTS = new Set(['0.0.0.0', '127.0.0.1', 'localhost']);
@@ -81,12 +89,11 @@ test('every host:port in the collector, alerting and datasource configs is a com
   const texts: Array<[string, string]> = [
     'collector/prometheus/prometheus.yml',
     'collector/otel/gateway.yaml',
-    'collector/otel/relay.yaml',
     'collector/alertmanager/alertmanager.yml',
     'dashboards/provisioning/datasources/forkwatch.yml',
     'dashboards/forkwatch-session.json',
   ].map((f) => [f, readRepoFile(f)]);
-  // Addresses handed to services through compose itself (relay targets, the demo's endpoint).
+  // Addresses handed to services through compose itself (the gateway's replicas, the demo's endpoint).
   for (const [name, svc] of Object.entries(c.services)) {
     texts.push([`docker-compose.yml ${name}`, JSON.stringify([svc.environment ?? {}, svc.command ?? []])]);
   }

@@ -10,6 +10,8 @@ export const CLI = fileURLToPath(new URL('../../../dist/cli/bin.js', import.meta
 export interface DetectorProcess {
   otlpUrl: string;
   httpUrl: string;
+  /** `host:port` of the OTLP/gRPC receiver. */
+  otlpGrpcAddress: string;
   dbPath: string;
   child: ChildProcess;
   /** Everything the process wrote so far. */
@@ -22,11 +24,11 @@ export interface DetectorProcess {
 
 /**
  * Starts `forkwatch serve` as a real process on ephemeral ports and waits for its
- * `forkwatch listening otlp=... http=...` line.
+ * `forkwatch listening otlp=... http=... otlp-grpc=...` line.
  */
 export async function startDetector(opts: { args?: string[]; env?: NodeJS.ProcessEnv; dbPath?: string; timeoutMs?: number } = {}): Promise<DetectorProcess> {
   const dbPath = opts.dbPath ?? join(mkdtempSync(join(tmpdir(), 'forkwatch-e2e-')), 'forkwatch.db');
-  const args = [CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--db', dbPath, ...(opts.args ?? [])];
+  const args = [CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', dbPath, ...(opts.args ?? [])];
   const env = { ...process.env, ...opts.env };
   for (const k of Object.keys(env)) if (k.startsWith('FORKWATCH_') && !(opts.env && k in opts.env)) delete env[k];
   // Never run the CLI under the test runner's loaders: it is plain built JS.
@@ -36,14 +38,14 @@ export async function startDetector(opts: { args?: string[]; env?: NodeJS.Proces
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const urls = await new Promise<{ otlpUrl: string; httpUrl: string }>((resolve, reject) => {
+  const urls = await new Promise<{ otlpUrl: string; httpUrl: string; otlpGrpcAddress: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`detector did not start within ${opts.timeoutMs ?? 15000} ms:\n${out}`)), opts.timeoutMs ?? 15000);
     const onData = (): void => {
-      const m = /forkwatch listening otlp=(\S+) http=(\S+)/.exec(out);
+      const m = /forkwatch listening otlp=(\S+) http=(\S+) otlp-grpc=(\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         child.stdout!.off('data', onData);
-        resolve({ otlpUrl: m[1]!, httpUrl: m[2]! });
+        resolve({ otlpUrl: m[1]!, httpUrl: m[2]!, otlpGrpcAddress: m[3]! });
       }
     };
     child.stdout!.on('data', onData);
@@ -86,7 +88,13 @@ export async function runDemo(opts: { otlpEndpoint: string; scenario: 'naive' | 
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 15000, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  timeoutMs = 15000,
+  intervalMs = 100,
+  /** Appended to the timeout error: what the test was waiting on. */
+  describe?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -96,7 +104,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false | null>
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms${lastErr ? `: ${String(lastErr)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms${lastErr ? `: ${String(lastErr)}` : ''}${describe ? `\n${describe()}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

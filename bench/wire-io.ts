@@ -1,0 +1,179 @@
+/**
+ * Plumbing of the wire benchmark: detector processes, their CPU time, OTLP senders over real
+ * sockets (HTTP protobuf, gzip or not, and gRPC), and the Prometheus figures read back.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { credentials, makeGenericClientConstructor, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { TRACE_EXPORT_PATH } from '../src/otlp/grpc/otlp-grpc-server.js';
+
+export interface DetectorProc {
+  otlpUrl: string;
+  httpUrl: string;
+  grpc: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/wire-detector.js (the `serve` assembly) with `args`; resolves once it listens. */
+export async function startWireDetector(args: string[]): Promise<DetectorProc> {
+  const entry = fileURLToPath(new URL('./wire-detector.js', import.meta.url));
+  const child: ChildProcess = spawn(process.execPath, [entry, '--host', '127.0.0.1', '--otlp-port', '0', '--otlp-grpc-port', '0', '--http-port', '0', '--log-level', 'error', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`wire detector exited with ${code}`)));
+  });
+  const a = JSON.parse(line) as { otlpUrl: string; httpUrl: string; grpc: string };
+  return {
+    ...a,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Sends one OTLP request body; resolves once it was acknowledged (retrying overload answers). */
+export type Sender = (body: Uint8Array) => Promise<void>;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** OTLP/HTTP protobuf; with `gzip`, bodies must already be gzip-compressed. */
+export function httpSender(baseUrl: string, gzip: boolean): Sender {
+  const headers: Record<string, string> = { 'content-type': 'application/x-protobuf' };
+  if (gzip) headers['content-encoding'] = 'gzip';
+  return async (body) => {
+    for (;;) {
+      const res = await fetch(`${baseUrl}/v1/traces`, { method: 'POST', body, headers });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+      if (res.status !== 503 && res.status !== 429) throw new Error(`HTTP ${res.status}`);
+      await sleep(100);
+    }
+  };
+}
+
+const RawTraceClient = makeGenericClientConstructor(
+  {
+    Export: {
+      path: TRACE_EXPORT_PATH,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    },
+  },
+  'TraceService',
+);
+
+/** OTLP/gRPC `TraceService/Export` on one channel of its own (an exporter). */
+export function grpcSender(address: string): { send: Sender; close(): void } {
+  const client = new RawTraceClient(address, credentials.createInsecure(), { 'grpc.max_send_message_length': 64 * 1024 * 1024 });
+  const exportOnce = (body: Uint8Array): Promise<ServiceError | null> =>
+    new Promise((resolve) =>
+      (client as unknown as { Export: Function }).Export(Buffer.from(body.buffer, body.byteOffset, body.byteLength), new Metadata(), (err: ServiceError | null) => resolve(err)),
+    );
+  return {
+    send: async (body) => {
+      for (;;) {
+        const err = await exportOnce(body);
+        if (!err) return;
+        if (err.code !== 14 && err.code !== 8) throw err;
+        await sleep(100);
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Sends every body once, `senders.length` requests in flight (one per sender); resolves the seconds taken. */
+export async function sendAll(bodies: Uint8Array[], senders: Sender[]): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    senders.map(async (send) => {
+      while (next < bodies.length) await send(bodies[next++]!);
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
+/**
+ * Sends bodies open-loop at `batchesPerSec` for `seconds` (cycling through `bodies`), at most
+ * `maxInFlight` outstanding; resolves the batches sent.
+ */
+export async function sendAtRate(bodies: Uint8Array[], send: Sender, batchesPerSec: number, seconds: number, maxInFlight: number): Promise<number> {
+  const t0 = performance.now();
+  const pending = new Set<Promise<void>>();
+  let sent = 0;
+  while (performance.now() - t0 < seconds * 1000 && sent < bodies.length) {
+    const due = t0 + (sent / batchesPerSec) * 1000;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    if (pending.size >= maxInFlight) await Promise.race(pending);
+    const p: Promise<void> = send(bodies[sent++]!).finally(() => pending.delete(p));
+    pending.add(p);
+  }
+  await Promise.all(pending);
+  return sent;
+}
+
+/** The sum of a counter (all label sets) in a Prometheus text page. */
+export function counter(metrics: string, name: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) n += Number(m[1]);
+  return n;
+}
+
+/** Cumulative bucket counts of a histogram, summed over label sets, by `le`. */
+export function histogram(metrics: string, name: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const m of metrics.matchAll(new RegExp(`^${name}_bucket\\{[^}]*le="([^"]+)"[^}]*\\} (\\S+)$`, 'gm'))) {
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    out.set(le, (out.get(le) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+/** Quantile `q` of the observations between two scrapes of a histogram, interpolated in its bucket. */
+export function quantileBetween(before: Map<number, number>, after: Map<number, number>, q: number): { value: number; count: number } {
+  const les = [...after.keys()].sort((a, b) => a - b);
+  const counts = les.map((le) => (after.get(le) ?? 0) - (before.get(le) ?? 0));
+  const total = counts[counts.length - 1] ?? 0;
+  if (total === 0) return { value: NaN, count: 0 };
+  const rank = q * total;
+  for (let i = 0; i < les.length; i++) {
+    if (counts[i]! >= rank) {
+      const lo = i === 0 ? 0 : les[i - 1]!;
+      const hi = les[i]!;
+      if (!Number.isFinite(hi)) return { value: lo, count: total };
+      const below = i === 0 ? 0 : counts[i - 1]!;
+      return { value: lo + ((hi - lo) * (rank - below)) / Math.max(1, counts[i]! - below), count: total };
+    }
+  }
+  return { value: NaN, count: total };
+}
+
+export async function scrape(httpUrl: string): Promise<string> {
+  return (await fetch(`${httpUrl}/metrics`)).text();
+}

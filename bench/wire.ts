@@ -1,0 +1,193 @@
+/**
+ * `npm run bench -- wire`: detector ingest over real sockets. Batches as the SDK's
+ * BatchSpanProcessor sends them (512 spans, made by the real SDK serializer, resource and scope
+ * repeated per group) go from several concurrent exporters to a detector process over OTLP/HTTP
+ * protobuf (plain and gzip) and OTLP/gRPC, with 20 % and 100 % forkwatch spans. Measured: spans/s,
+ * forkwatch spans/s, the detector's CPU per span (from /proc), and its spans per CPU-second as a
+ * ratio to the bare decode of the same payloads measured in the same run; then detection lag p50
+ * and p99 at 50 % and 80 % of the measured maximum; then through the Collector gateway
+ * (collector/otel/gateway.yaml) with 1 and 2 replicas, and which process spent the CPU.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
+import { otelcolBinary, startGateway } from '../test/e2e/helpers/otelcol.js';
+import { loadIngestPayloads, type IngestPayloads } from './ingest-payloads.js';
+import { counter, cpuSeconds, grpcSender, histogram, httpSender, quantileBetween, scrape, sendAll, sendAtRate, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
+
+const EXPORTERS = 4;
+// window + 250 ms = 2.5 s, a bucket bound of forkwatch_detection_lag_seconds: the share of
+// findings within the goal (lag p99 <= window + 250 ms) is then read off the histogram exactly.
+const WINDOW_MS = 2250;
+const KEY = Buffer.from('forkwatch.session.key');
+
+/**
+ * A copy of the payloads whose session keys are all new (pass `n` written into the first four
+ * hex digits of each `forkwatch.session.key` value), so a second pass opens new sessions instead
+ * of replaying decided ones: KeyValue{key, value: AnyValue{string_value (32 hex)}}.
+ */
+function rekey(bodies: Uint8Array[], n: number): Uint8Array[] {
+  const tag = n.toString(16).padStart(4, '0').slice(-4);
+  return bodies.map((b) => {
+    const c = Buffer.from(b);
+    for (let i = c.indexOf(KEY); i >= 0; i = c.indexOf(KEY, i + KEY.length)) {
+      const v = i + KEY.length;
+      if (c[v] === 0x12 && c[v + 1] === 0x22 && c[v + 2] === 0x0a && c[v + 3] === 0x20) c.write(tag, v + 4, 'latin1');
+    }
+    return c;
+  });
+}
+
+/** Bare decode of the same payloads in spans per CPU-second of this process (CPU, not wall: the machine is shared). */
+function bareDecodeRate(bodies: Uint8Array[], spans: number): number {
+  const times: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const c0 = process.cpuUsage();
+    for (const b of bodies) decodeProtobuf(b);
+    const c = process.cpuUsage(c0);
+    times.push((c.user + c.system) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return spans / times[2]!;
+}
+
+interface Transport {
+  name: string;
+  senders(d: DetectorProc): { senders: Sender[]; close(): void };
+  gzip: boolean;
+}
+
+const TRANSPORTS: Transport[] = [
+  { name: 'http protobuf', gzip: false, senders: (d) => ({ senders: Array.from({ length: EXPORTERS }, () => httpSender(d.otlpUrl, false)), close: () => undefined }) },
+  { name: 'http protobuf+gzip', gzip: true, senders: (d) => ({ senders: Array.from({ length: EXPORTERS }, () => httpSender(d.otlpUrl, true)), close: () => undefined }) },
+  {
+    name: 'grpc',
+    gzip: false,
+    senders: (d) => {
+      const g = Array.from({ length: EXPORTERS }, () => grpcSender(d.grpc));
+      return { senders: g.map((x) => x.send), close: () => g.forEach((x) => x.close()) };
+    },
+  },
+];
+
+const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+
+async function detector(dir: string, name: string): Promise<DetectorProc> {
+  return startWireDetector(['--db', join(dir, `${name}.db`), '--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', '100']);
+}
+
+/** Runs the wire benchmark and prints its lines. */
+export async function benchWire(print: (line: string) => void): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-'));
+  let pass = 0;
+  try {
+    const sets: Array<[string, IngestPayloads]> = [
+      ['20%', loadIngestPayloads(1000, 0.2)],
+      ['100%', loadIngestPayloads(1000, 1)],
+    ];
+    print(`# ${EXPORTERS} concurrent exporters; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.protobuf.length} batches, ${fmt(p.spans)} spans`).join('; ')}`);
+    print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
+    const maxRate = new Map<string, number>();
+    for (const [label, p] of sets) {
+      const bare = bareDecodeRate(p.protobuf, p.spans);
+      print(`  ${label} forkwatch: bare decode ${fmt(bare)} spans/CPU-s`);
+      for (const t of TRANSPORTS) {
+        const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
+        const { senders, close } = t.senders(d);
+        try {
+          // One warm-up pass, then two measured passes of fresh sessions.
+          const prep = (n: number): Uint8Array[] => rekey(p.protobuf, n).map((b) => (t.gzip ? gzipSync(b) : b));
+          await sendAll(prep(++pass), senders);
+          const bodies = [...prep(++pass), ...prep(++pass)];
+          const cpu0 = cpuSeconds(d.pid);
+          const secs = await sendAll(bodies, senders);
+          const cpu = cpuSeconds(d.pid) - cpu0;
+          const spans = p.spans * 2;
+          const ratio = spans / cpu / bare;
+          maxRate.set(`${label} ${t.name}`, spans / secs);
+          print(
+            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s | ratio ${ratio.toFixed(2)}`,
+          );
+        } finally {
+          close();
+          await d.stop();
+        }
+      }
+    }
+
+    print(`# detection lag (decision window ${WINDOW_MS} ms, tick 100 ms), open loop for 6 s at 50 % and 80 % of the measured maximum, 20 % forkwatch`);
+    const p20 = sets[0]![1];
+    for (const t of TRANSPORTS.filter((x) => !x.gzip)) {
+      const max = maxRate.get(`20% ${t.name}`)!;
+      for (const share of [0.5, 0.8]) {
+        const d = await detector(dir, `lag-${t.name.replace(/\W/g, '')}-${share}`);
+        const { senders, close } = t.senders(d);
+        try {
+          const before = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+          const bodies = [...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass)];
+          const batchesPerSec = (max * share) / (p20.spans / p20.protobuf.length);
+          const t0 = performance.now();
+          const sent = await sendAtRate(bodies, senders[0]!, batchesPerSec, 6, EXPORTERS * 2);
+          const secs = (performance.now() - t0) / 1000;
+          await new Promise((r) => setTimeout(r, WINDOW_MS + 2000));
+          const after = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+          const p50 = quantileBetween(before, after, 0.5);
+          const p99 = quantileBetween(before, after, 0.99);
+          const goal = WINDOW_MS / 1000 + 0.25;
+          const within = ((after.get(goal) ?? 0) - (before.get(goal) ?? 0)) / Math.max(1, p50.count);
+          print(
+            `  ${t.name.padEnd(13)} at ${String(share * 100).padStart(2)} % (${fmt((sent * (p20.spans / p20.protobuf.length)) / secs)} spans/s offered): lag p50 ${(p50.value * 1000).toFixed(0)} ms, p99 ${(p99.value * 1000).toFixed(0)} ms (interpolated in the histogram's buckets) over ${p50.count} findings; ${(within * 100).toFixed(1)} % within window + 250 ms`,
+          );
+        } finally {
+          close();
+          await d.stop();
+        }
+      }
+    }
+
+    if (!otelcolBinary()) {
+      print('# gateway: skipped (the Collector is not built: collector/otelcol/build.sh)');
+      return;
+    }
+    print(`# through the Collector gateway (collector/otel/gateway.yaml, load_balancing over OTLP/gRPC), OTLP/HTTP protobuf in, 20 % forkwatch`);
+    for (const replicas of [1, 2]) {
+      const ds: DetectorProc[] = [];
+      for (let i = 0; i < replicas; i++) ds.push(await detector(dir, `gw${replicas}-${i}`));
+      const gw = await startGateway({ detectors: ds.map((d) => d.grpc) });
+      try {
+        const senders = Array.from({ length: EXPORTERS }, () => httpSender(gw.otlpHttpUrl, false));
+        const received = async (): Promise<number> => {
+          let n = 0;
+          for (const d of ds) n += counter(await scrape(d.httpUrl), 'forkwatch_spans_received_total');
+          return n;
+        };
+        const cpu = (): number[] => [cpuSeconds(gw.child.pid!), ...ds.map((d) => cpuSeconds(d.pid))];
+        const bodies = [...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass)];
+        const want = (await received()) + p20.forkwatchSpans * 2;
+        const c0 = cpu();
+        const t0 = performance.now();
+        await sendAll(bodies, senders);
+        const deadline = Date.now() + 120_000;
+        while ((await received()) < want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const secs = (performance.now() - t0) / 1000;
+        const c1 = cpu();
+        const got = (await received()) - (want - p20.forkwatchSpans * 2);
+        const spans = p20.spans * 2;
+        const used = c1.map((c, i) => c - c0[i]!);
+        print(
+          `  ${replicas} replica${replicas > 1 ? 's' : ' '} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt(got / secs).padStart(8)} forkwatch spans/s reaching the detectors (${fmt(got)}/${fmt(p20.forkwatchSpans * 2)}) | CPU µs/span: gateway ${((used[0]! / spans) * 1e6).toFixed(2)}, detectors ${used
+            .slice(1)
+            .map((u) => ((u / spans) * 1e6).toFixed(2))
+            .join(' + ')}`,
+        );
+      } finally {
+        await gw.stop();
+        for (const d of ds) await d.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
