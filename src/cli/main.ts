@@ -3,6 +3,7 @@ import { describeSettings } from '../config/load-config.js';
 import { runServe } from './serve.js';
 import { runDemo } from './demo.js';
 import { runAnalyze } from './analyze.js';
+import { PROXY_USAGE, runProxy } from './proxy.js';
 
 const VERSION = '0.1.0';
 
@@ -14,6 +15,8 @@ Usage:
                                       against a guarded one (starts everything it needs)
   forkwatch analyze FILE...           offline forensics over OTLP JSON exports (one
                                       ExportTraceServiceRequest per line); exit 1 if findings
+  forkwatch proxy --upstream URL      sidecar reverse proxy in front of any MCP server: emits
+                                      the server-side spans from the wire; --guard enforces
   forkwatch help | --help | --version
 
 Exit status: 0 ok, 1 findings (analyze) or runtime failure, 2 bad usage or configuration.
@@ -53,6 +56,12 @@ export async function main(argv: string[]): Promise<number> {
         return await runDemo(rest);
       case 'analyze':
         return await runAnalyze(rest);
+      case 'proxy':
+        if (rest.includes('--help') || rest.includes('-h')) {
+          process.stdout.write(`${PROXY_USAGE}\n`);
+          return 0;
+        }
+        return await runProxy(rest, process.env);
       default:
         process.stderr.write(`forkwatch: unknown command ${JSON.stringify(command)} (try forkwatch --help)\n`);
         return 2;
