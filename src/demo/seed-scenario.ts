@@ -72,6 +72,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
   let server: DemoServer | undefined;
   let proxy: FaultProxy | undefined;
   let app: AppClient | undefined;
+  let front: Awaited<ReturnType<NonNullable<SeedScenarioOptions['inFrontOfServer']>>> | undefined;
   const calls: CallRecord[] = [];
   const eventsBeforePartition: string[] = [];
   let partitionedAt: number | undefined;
@@ -105,7 +106,11 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     step(`${opts.server} MCP server on 127.0.0.1:${server.port} (reaps idle sessions after ${t.reapAfterMs} ms)`);
     const srv = server;
     const healthy = opts.healthy ?? false;
-    const px = await FaultProxy.start({ targetPort: server.port, mode: 'hold' });
+    if (opts.inFrontOfServer) {
+      front = await opts.inFrontOfServer(`http://127.0.0.1:${server.port}`);
+      step(`in front of the server: ${front.what} on 127.0.0.1:${front.port}`);
+    }
+    const px = await FaultProxy.start({ targetPort: front?.port ?? server.port, mode: 'hold' });
     proxy = px;
     step(`fault proxy on 127.0.0.1:${px.port}`);
 
@@ -250,6 +255,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     if (healTimer) clearTimeout(healTimer);
     await app?.close().catch(() => {});
     await proxy?.close().catch(() => {});
+    await front?.close().catch(() => {});
     await server?.close().catch(() => {});
   }
 }

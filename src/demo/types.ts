@@ -95,6 +95,12 @@ export interface SeedScenarioOptions {
   deliveryTimeoutMs?: number;
   /** Hard bound on the whole run, ms. Default 8000. */
   maxRunMs?: number;
+  /**
+   * Starts something between the fault proxy and the server (the forkwatch sidecar proxy):
+   * given the server's base URL, resolves to the port to send to instead. Closed after the run.
+   * Default none.
+   */
+  inFrontOfServer?: (serverBaseUrl: string) => Promise<{ port: number; what: string; close(): Promise<void> }>;
   /** Narration hook (the demo CLI prints these); errors thrown by it are ignored. */
   onStep?: (step: ScenarioStep) => void;
 }

@@ -164,6 +164,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const status = ures.statusCode ?? 502;
     const answeredId = headerOf(ures.headers, HEADER_SESSION_ID);
     const ok = status >= 200 && status < 300;
+    const upstreamInc = headerOf(ures.headers, HEADER_SESSION_INCARNATION);
     const first = bodyInfos()[0];
     const rpcMethod = first?.method;
 
@@ -181,6 +182,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (known !== undefined) session = known;
       else {
         session = table.create(answeredId, true);
+        if (upstreamInc !== undefined) session.incarnation = upstreamInc;
         spans.created(session, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: false, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
       }
     } else if (session === undefined && presented !== undefined && ok) {
@@ -221,10 +223,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id);
     };
     const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
-    if (opts.guard && s !== undefined && !s.lost) headers[HEADER_SESSION_INCARNATION] = s.incarnation;
+    // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.
+    if (s !== undefined && upstreamInc !== undefined) s.incarnation = upstreamInc;
+    else if (opts.guard && s !== undefined && !s.lost) headers[HEADER_SESSION_INCARNATION] = s.incarnation;
     const ct = String(ures.headers['content-type'] ?? '').toLowerCase();
     const sse = ct.includes('text/event-stream');
-    const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok;
+    const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
 
     // ---- idle bound on the answer body ----
     const idle = setTimeout(() => {
@@ -311,8 +315,14 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       {
         onEvent,
         decide: (ev) => {
-          if (!forks(judge(ev, payloadDigest(ev.data)))) return 'pass';
+          const c = judge(ev, payloadDigest(ev.data));
+          if (!forks(c)) return 'pass';
           s!.lost = true;
+          // The client is spared the fork, but the upstream did mint: the record says so.
+          if (c === 'restarts') {
+            table.reincarnate(s!);
+            spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+          }
           if (s!.pendingResume !== undefined) {
             const r = s!.pendingResume;
             s!.pendingResume = undefined;

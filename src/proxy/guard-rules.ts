@@ -30,7 +30,8 @@ export function judgeEvent(log: SessionEventLog, id: string, digest: string, cur
     if (comparable) return 'continues';
     return known !== undefined ? 'continues' : 'unknown';
   }
-  if (known !== undefined) return 'regresses';
+  // An id already sent, now opening a new answer: the upstream numbers a new log from the start.
+  if (known !== undefined) return 'restarts';
   if (parsed.seq !== undefined && parsed.source === 'counter' && log.maxParsedSeq > 0 && parsed.seq <= log.maxParsedSeq) return 'restarts';
   return 'continues';
 }
