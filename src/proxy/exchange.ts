@@ -121,6 +121,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   });
 
   let answered = false;
+  /** The guard answered the client itself; the upstream's answer was dropped. */
+  let refused = false;
   let done = false;
   let relay: SseRelay | undefined;
   /** The stream broke (either side) before the answer ended: requests it carried are in danger. */
@@ -145,6 +147,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   });
 
   upstream.on('error', () => {
+    // The guard closed the upstream after answering the client itself.
+    if (relay?.refused || refused) return finish(false);
     if (!res.headersSent) {
       const timedOut = failure === 'headers';
       if (timedOut) stats.upstreamTimeouts++;
@@ -169,6 +173,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const rpcMethod = first?.method;
 
     if (opts.guard && sessionReissued(presented, answeredId)) {
+      refused = true;
       ures.destroy();
       answered = true;
       refuse(ctx, res, 'sessionReissued');
@@ -239,10 +244,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     idle.unref();
     ures.on('data', () => idle.refresh());
     ures.on('close', () => clearTimeout(idle));
-    ures.on('aborted', () => res.destroy());
+    ures.on('aborted', () => {
+      if (!relay?.refused) res.destroy();
+    });
     ures.on('error', () => {
-      res.destroy();
-      finish(true);
+      if (!relay?.refused) res.destroy();
+      finish(!relay?.refused);
     });
 
     if (isInit && s !== undefined) {

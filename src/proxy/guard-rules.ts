@@ -31,8 +31,8 @@ export function judgeEvent(log: SessionEventLog, id: string, digest: string, cur
     return known !== undefined ? 'continues' : 'unknown';
   }
   // An id already sent, now opening a new answer: the upstream numbers a new log from the start.
+  // (A counter below the highest is not enough here: concurrent streams of one session interleave.)
   if (known !== undefined) return 'restarts';
-  if (parsed.seq !== undefined && parsed.source === 'counter' && log.maxParsedSeq > 0 && parsed.seq <= log.maxParsedSeq) return 'restarts';
   return 'continues';
 }
 
