@@ -14,8 +14,8 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { z } from 'zod';
-import { createServerInstrumentation } from '../src/instrumentation/server/index.js';
-import { createClientInstrumentation } from '../src/instrumentation/client/index.js';
+import { createServerInstrumentation } from '../packages/instrumentation/src/server/index.js';
+import { createClientInstrumentation } from '../packages/instrumentation/src/client/index.js';
 
 interface Variant {
   name: string;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Finding } from '../../src/model/finding.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { decodeJson } from '../../src/otlp/decode-json.js';
-import { ATTR_JSONRPC_REQUEST_ID, ATTR_SIDE, SPAN_REQUEST_SETTLED } from '../../src/semconv.js';
+import { ATTR_JSONRPC_REQUEST_ID, ATTR_SIDE, SPAN_REQUEST_SETTLED } from '../../packages/instrumentation/src/semconv.js';
 import { SessionScript, guardedStockScenario, inc } from '../fixtures/scenarios/scenarios.js';
 import { sessionKeyOf } from '../fixtures/scenarios/span-factory.js';
 import { harness } from './harness.js';

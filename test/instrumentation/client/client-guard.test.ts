@@ -2,11 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createClientGuard } from '../../../src/instrumentation/client/client-guard.js';
-import { createClientInstrumentation } from '../../../src/instrumentation/client/client-instrumentation.js';
-import { SessionForkError } from '../../../src/instrumentation/client/session-fork-error.js';
-import type { SessionForkKind } from '../../../src/instrumentation/client/types.js';
-import * as sc from '../../../src/semconv.js';
+import { createClientGuard } from '../../../packages/instrumentation/src/client/client-guard.js';
+import { createClientInstrumentation } from '../../../packages/instrumentation/src/client/client-instrumentation.js';
+import { SessionForkError } from '../../../packages/instrumentation/src/client/session-fork-error.js';
+import type { SessionForkKind } from '../../../packages/instrumentation/src/client/types.js';
+import * as sc from '../../../packages/instrumentation/src/semconv.js';
 import { spanCollector } from './helpers/spans.js';
 import { progress, startScriptedServer, toolResult, type ResumeContext, type Script } from './helpers/scripted-server.js';
 

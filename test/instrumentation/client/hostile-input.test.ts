@@ -5,11 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createClientInstrumentation } from '../../../src/instrumentation/client/client-instrumentation.js';
-import { createClientGuard } from '../../../src/instrumentation/client/client-guard.js';
-import type { FetchLike } from '../../../src/instrumentation/client/types.js';
+import { createClientInstrumentation } from '../../../packages/instrumentation/src/client/client-instrumentation.js';
+import { createClientGuard } from '../../../packages/instrumentation/src/client/client-guard.js';
+import type { FetchLike } from '../../../packages/instrumentation/src/client/types.js';
 import type { Tracer, TracerProvider } from '@opentelemetry/api';
-import * as sc from '../../../src/semconv.js';
+import * as sc from '../../../packages/instrumentation/src/semconv.js';
 import { spanCollector } from './helpers/spans.js';
 import { startSdkServer } from './helpers/sdk-server.js';
 

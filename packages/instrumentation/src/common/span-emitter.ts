@@ -1,14 +1,15 @@
 import { context, trace, SpanKind, type Attributes, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { DiagLogger } from '@opentelemetry/api';
-import { ATTR_GUARDED, ATTR_MCP_SESSION_ID, ATTR_SCHEMA_VERSION, ATTR_SESSION_KEY, ATTR_SIDE, SCHEMA_VERSION } from '../../semconv.js';
-import type { Side } from '../../model/span-record.js';
+import { ATTR_GUARDED, ATTR_MCP_SESSION_ID, ATTR_SCHEMA_VERSION, ATTR_SESSION_KEY, ATTR_SIDE, SCHEMA_VERSION } from '../semconv.js';
+import type { Side } from '../semconv.js';
 import { sessionKey } from './session-key.js';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../version.js';
 
 /** String attribute values are cut to this many UTF-16 code units (docs/telemetry.md). */
 export const MAX_ATTRIBUTE_CHARS = 256;
 
-export const TRACER_NAME = 'forkwatch';
-export const TRACER_VERSION = '0.1.0';
+export const TRACER_NAME = PACKAGE_NAME;
+export const TRACER_VERSION = PACKAGE_VERSION;
 
 export interface SpanEmitterOptions {
   side: Side;

@@ -1,5 +1,5 @@
 import { describeMessage, type JsonRpcInfo } from '../common/jsonrpc-info.js';
-import { META_INCARNATION } from '../../semconv.js';
+import { META_INCARNATION } from '../semconv.js';
 
 /** What the client side reads of one JSON-RPC message: enough to match it and to learn an incarnation. */
 export interface MessageInfo extends JsonRpcInfo {

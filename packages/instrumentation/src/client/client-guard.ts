@@ -8,7 +8,7 @@ import {
   HEADER_SESSION_ID,
   HEADER_SESSION_INCARNATION,
   SPAN_GUARD_FORK,
-} from '../../semconv.js';
+} from '../semconv.js';
 import { describeText, DEFAULT_MAX_PARSE_CHARS } from '../common/jsonrpc-info.js';
 import { componentLogger } from '../common/logger.js';
 import { payloadDigest } from '../common/session-key.js';

@@ -10,6 +10,8 @@ const MESSAGES: Record<SessionForkKind, string> = {
 
 /** Raised when a resume or response would silently fork a session instead of continuing it. */
 export class SessionForkError extends Error {
+  /** Always `FORKWATCH_ERR_SESSION_FORK` (docs/errors.md); `kind` says which check failed. */
+  readonly code = 'FORKWATCH_ERR_SESSION_FORK';
   readonly kind: SessionForkKind;
   /** `forkwatch.session.key` of the session held (never the raw id). */
   readonly sessionKey: string | undefined;

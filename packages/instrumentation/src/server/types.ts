@@ -53,6 +53,12 @@ export interface ServerInstrumentation {
    * closes its transport. Unknown ids are ignored. `eventsEvicted`: events dropped with its log.
    */
   markEnded(sessionIdOrTransport: string | StreamableHTTPServerTransport, reason: SessionEndReason, eventsEvicted?: number): void;
+  /**
+   * Emits now the request spans held back by `requestSpanDelayMs` (as still unanswered, stamped
+   * with their arrival): call before the process exits, or let McpForkInstrumentation's
+   * forceFlush/shutdown do it. Never throws.
+   */
+  flush(): void;
   /** Spans that could not be emitted (a throwing tracer), for health checks and tests. */
   readonly failures: number;
 }

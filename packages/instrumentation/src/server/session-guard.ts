@@ -4,8 +4,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { createError } from '../../errors.js';
-import { HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, HEADER_SESSION_INCARNATION, META_INCARNATION } from '../../semconv.js';
+import { createError } from '../errors.js';
+import { HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, HEADER_SESSION_INCARNATION, META_INCARNATION } from '../semconv.js';
 import { newIncarnation } from '../common/incarnation.js';
 import { componentLogger } from '../common/logger.js';
 import { DEFAULT_MAX_BYTES_PER_SESSION, DEFAULT_MAX_EVENTS_PER_SESSION, GuardedEventStore } from './guarded-event-store.js';

@@ -35,7 +35,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../../semconv.js';
+} from '../semconv.js';
 import { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import { newIncarnation, parseEventId } from '../common/incarnation.js';
 import { describeMessage, describeText, type JsonRpcInfo } from '../common/jsonrpc-info.js';
@@ -636,6 +636,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     observeTransport,
     wrapHandler,
     markEnded,
+    flush: () => safely('flush', () => deferred.flush()),
     get failures() {
       return plain.failures + guarded.failures;
     },

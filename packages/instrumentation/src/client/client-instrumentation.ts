@@ -34,7 +34,7 @@ import {
   SPAN_REQUEST_SETTLED,
   SPAN_RESUME,
   SPAN_SSE_EVENT,
-} from '../../semconv.js';
+} from '../semconv.js';
 import { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import { parseEventId } from '../common/incarnation.js';
 import { describeText, DEFAULT_MAX_PARSE_CHARS, type JsonRpcInfo } from '../common/jsonrpc-info.js';
@@ -135,6 +135,10 @@ export class ClientInstrumentation {
   private readonly streamIndex: BoundedMap<string, string>;
   private readonly channels = new WeakMap<FetchLike, Channel>();
   private lastChannel: Channel | undefined;
+  /** Transports bound to their fetch at construction (the zero-code patch), so attach finds it. */
+  private readonly boundChannels = new WeakMap<object, Channel>();
+  /** Channels with events awaiting a delivery decision: what forceFlush must settle. */
+  private readonly armed = new Set<Channel>();
   private readonly maxSeen: number;
   private readonly maxSessionIdChars: number;
   private readonly maxEventChars: number;
@@ -227,7 +231,7 @@ export class ClientInstrumentation {
   attach(transport: AttachableTransport, client?: AttachableClient): void {
     try {
       const own = (transport as { _fetch?: FetchLike })._fetch;
-      const channel = (own && this.channels.get(own)) || this.lastChannel;
+      const channel = this.boundChannels.get(transport) ?? ((own && this.channels.get(own)) || this.lastChannel);
       if (channel) {
         channel.attached = true;
         this.hookOnMessage(transport, channel);
@@ -240,6 +244,15 @@ export class ClientInstrumentation {
       this.hookFailures++;
       this.log.debug('attach failed', err);
     }
+  }
+
+  /**
+   * Ties `transport` to the fetch `wrapFetch` made for it, for transports whose SDK wraps the
+   * fetch again (redirect policies), so `attach` never guesses. Used by McpForkInstrumentation.
+   */
+  bindTransport(transport: object, wrapped: FetchLike): void {
+    const channel = this.channels.get(wrapped);
+    if (channel) this.boundChannels.set(transport, channel);
   }
 
   // ---------------------------------------------------------------- fetch
@@ -459,8 +472,37 @@ export class ClientInstrumentation {
     this.emitEvent(p.sessionId, p.attrs, delivery, p.ctx);
   }
 
+  /**
+   * Emits now what waits on a timer: held-back requests (as still unanswered) and wire events
+   * whose delivery is undecided (without a delivery verdict, never as `dropped`: the process is
+   * leaving, not the SDK dropping them). Never throws.
+   */
+  flush(): void {
+    try {
+      for (const channel of this.armed) {
+        if (channel.timer) clearTimeout(channel.timer);
+        channel.timer = undefined;
+        for (const p of channel.pending) {
+          if (p.decided) continue;
+          p.decided = true;
+          this.emitEvent(p.sessionId, p.attrs, undefined, p.ctx);
+        }
+        channel.pending.length = 0;
+      }
+      this.armed.clear();
+      this.heldRequests.flush();
+    } catch (err) {
+      this.hookFailures++;
+      this.log.debug('flush failed', err);
+    }
+  }
+
   private armSweep(channel: Channel): void {
-    if (channel.timer || channel.pending.length === 0) return;
+    if (channel.timer || channel.pending.length === 0) {
+      if (channel.pending.length === 0) this.armed.delete(channel);
+      return;
+    }
+    this.armed.add(channel);
     const wait = Math.max(1, channel.pending[0]!.deadline - Date.now());
     channel.timer = setTimeout(() => {
       channel.timer = undefined;

@@ -6,6 +6,9 @@
  * copied here, as opentelemetry-js instrumentations do with unstable names.
  */
 
+/** Which side of the MCP connection emitted a span (attribute `forkwatch.side`). */
+export type Side = 'client' | 'server';
+
 /** Version of this schema, carried on every span as {@link ATTR_SCHEMA_VERSION}. */
 export const SCHEMA_VERSION = 1;
 

@@ -49,6 +49,19 @@ export class DeferredRequests<E extends DeferredRequest> {
     return this.items.delete(entry);
   }
 
+  /**
+   * Emits every waiting request now, as if its delay had passed: a process that exits must not
+   * lose the requests it could not see answered (called by forceFlush/shutdown).
+   */
+  flush(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const e of this.items) {
+      this.items.delete(e);
+      this.onDue(e);
+    }
+  }
+
   private arm(): void {
     if (this.timer !== undefined || this.items.size === 0) return;
     const oldest = this.items.values().next().value as E;
