@@ -1,19 +1,26 @@
 /**
- * Everything the proxy borrows from the instrumentation and the telemetry schema, in one place:
- * when the instrumentation moves (its own workspace package), only these paths change.
+ * Everything the proxy borrows from the instrumentation package and the telemetry schema, in one
+ * place: the proxy derives every `forkwatch.*` attribute the way in-process instrumentation does.
  */
-export { SseParser, DEFAULT_MAX_EVENT_CHARS } from '../instrumentation/common/sse-parser.js';
-export type { SseEvent } from '../instrumentation/common/sse-parser.js';
-export { SpanEmitter } from '../instrumentation/common/span-emitter.js';
-export { payloadDigest } from '../instrumentation/common/session-key.js';
-export { newIncarnation, parseEventId } from '../instrumentation/common/incarnation.js';
-export { describeText, type JsonRpcInfo } from '../instrumentation/common/jsonrpc-info.js';
-export { DEFAULT_REQUEST_SPAN_DELAY_MS, DeferredRequests, epochNow } from '../instrumentation/common/deferred-requests.js';
-export { componentLogger } from '../instrumentation/common/logger.js';
-export { EventIdTracker, DEFAULT_MAX_TRACKED_EVENT_IDS } from '../instrumentation/server/event-id-tracker.js';
-export { resumeOutcome, type ResumeOutcome } from '../instrumentation/server/resume-outcome.js';
-export { JSONRPC_SESSION_NOT_FOUND } from '../instrumentation/server/session-guard.js';
-export { writeJsonRpcError } from '../instrumentation/server/write-jsonrpc-error.js';
+import { diag, type DiagLogger } from '@opentelemetry/api';
+
+export {
+  SseParser,
+  DEFAULT_MAX_EVENT_CHARS,
+  SpanEmitter,
+  payloadDigest,
+  newIncarnation,
+  parseEventId,
+  describeText,
+  DeferredRequests,
+  DEFAULT_REQUEST_SPAN_DELAY_MS,
+  epochNow,
+  resumeOutcome,
+  writeJsonRpcError,
+  DEFAULT_MAX_TRACKED_EVENT_IDS,
+} from '@forkwatch/instrumentation/wire';
+export type { SseEvent, JsonRpcInfo, ResumeOutcome } from '@forkwatch/instrumentation/wire';
+export { JSONRPC_SESSION_NOT_FOUND } from '@forkwatch/instrumentation/server';
 export {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_HTTP_REQUEST_METHOD,
@@ -50,4 +57,9 @@ export {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
+
+/** The proxy's logger on OpenTelemetry's diag channel (silent unless enabled). */
+export function componentLogger(namespace: string): DiagLogger {
+  return diag.createComponentLogger({ namespace: `forkwatch/${namespace}` });
+}

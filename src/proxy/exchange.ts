@@ -5,6 +5,7 @@ import {
   HEADER_SESSION_ID,
   HEADER_SESSION_INCARNATION,
   JSONRPC_SESSION_NOT_FOUND,
+  SseParser,
   describeText,
   epochNow,
   payloadDigest,
@@ -15,7 +16,7 @@ import {
 } from './building-blocks.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
-import { sseWithIncarnationMeta, withIncarnationMeta } from './initialize-meta.js';
+import { passInitialize } from './pass-initialize.js';
 import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
@@ -252,35 +253,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       finish(!relay?.refused);
     });
 
-    if (isInit && s !== undefined) {
-      passRewritten(ctx, ures, res, status, headers, sse, s.incarnation, () => finish(false));
-      answered = true;
-      return;
-    }
-
-    if (!sse) {
-      res.writeHead(status, headers);
-      const json = ct.includes('json') && method === 'POST';
-      let body: Buffer[] | undefined = json ? [] : undefined;
-      let size = 0;
-      ures.on('data', (c: Buffer) => {
-        if (!res.write(c)) ures.pause();
-        if (body === undefined) return;
-        size += c.length;
-        if (size > opts.maxParseBytes) body = undefined;
-        else body.push(c);
-      });
-      res.on('drain', () => ures.resume());
-      ures.on('end', () => {
-        answered = true;
-        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info);
-        res.end();
-        finish(false);
-      });
-      return;
-    }
-
-    // ---- SSE: event by event ----
+    // ---- SSE events: recorded, judged against the session's log ----
     let judged: Continuity | undefined;
     const judge = (ev: SseEvent, digest: string): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, digest, cursor));
     const onEvent = (ev: SseEvent): void => {
@@ -308,6 +281,37 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       const { event, replayed } = s.log.add(ev.id, digest);
       spans.event(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, undefined, pv);
     };
+    if (isInit && s !== undefined) {
+      passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
+        if (sse) for (const ev of new SseParser(opts.maxEventChars).push(text)) onEvent(ev);
+        finish(false);
+      });
+      answered = true;
+      return;
+    }
+
+    if (!sse) {
+      res.writeHead(status, headers);
+      const json = ct.includes('json') && method === 'POST';
+      let body: Buffer[] | undefined = json ? [] : undefined;
+      let size = 0;
+      ures.on('data', (c: Buffer) => {
+        if (!res.write(c)) ures.pause();
+        if (body === undefined) return;
+        size += c.length;
+        if (size > opts.maxParseBytes) body = undefined;
+        else body.push(c);
+      });
+      res.on('drain', () => ures.resume());
+      ures.on('end', () => {
+        answered = true;
+        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info);
+        res.end();
+        finish(false);
+      });
+      return;
+    }
+
     const hold =
       opts.guard && s !== undefined && ok && (cursor !== undefined || s.sendsIds) && s.log.size > 0
         ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars }
@@ -352,48 +356,5 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res.end();
       finish(false);
     });
-  });
-}
-
-/** Under `--guard`: the initialize answer, read whole (bounded), with the incarnation added to `_meta`. */
-function passRewritten(
-  ctx: ProxyContext,
-  ures: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  headers: OutgoingHttpHeaders,
-  sse: boolean,
-  incarnation: string,
-  done: () => void,
-): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let flowing = false;
-  ures.on('data', (c: Buffer) => {
-    if (flowing) {
-      res.write(c);
-      return;
-    }
-    size += c.length;
-    chunks.push(c);
-    if (size > ctx.opts.maxParseBytes) {
-      // Too large to rewrite: out unchanged.
-      flowing = true;
-      res.writeHead(status, headers);
-      for (const b of chunks) res.write(b);
-    }
-  });
-  ures.on('end', () => {
-    if (!flowing) {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const out = sse ? sseWithIncarnationMeta(text, incarnation) : (withIncarnationMeta(text, incarnation) ?? text);
-      delete headers['content-length'];
-      headers['content-length'] = Buffer.byteLength(out);
-      res.writeHead(status, headers);
-      res.end(out);
-    } else {
-      res.end();
-    }
-    done();
   });
 }

@@ -39,7 +39,9 @@ async function run(service: string, opts: Pick<SeedScenarioOptions, 'server' | '
     const r = await runSeedScenario({
       ...opts,
       salt: SALT,
-      requestTimeoutMs: 1500,
+      // Timers doubled: every hop here is a process of its own on a shared machine.
+      scale: 2,
+      requestTimeoutMs: 3000,
       tracerProviders: client ? { client } : {},
       inFrontOfServer: async (url) => {
         px = await startProxyProcess({ upstream: url, otlpEndpoint: d.otlpUrl, serviceName: service, args: proxyArgs, env: { FORKWATCH_SESSION_SALT: SALT } });

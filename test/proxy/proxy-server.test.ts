@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createForkwatchProxy, type ForkwatchProxy } from '../../src/proxy/index.js';
-import { ATTR_OBSERVER, ATTR_SSE_EVENT_ID, SPAN_SSE_EVENT } from '../../src/semconv.js';
+import { ATTR_OBSERVER, ATTR_SSE_EVENT_ID, SPAN_SSE_EVENT } from '@forkwatch/instrumentation/semconv';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
