@@ -87,8 +87,9 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     const serverInstrumentation = opts.tracerProviders?.server
       ? createServerInstrumentation({ tracerProvider: opts.tracerProviders.server, salt: opts.salt ?? '' })
       : undefined;
-    server =
-      opts.server === 'naive'
+    server = opts.startServer
+      ? await opts.startServer({ reapAfterMs: t.reapAfterMs, steps: t.steps, stepMs: t.stepMs })
+      : opts.server === 'naive'
         ? await startNaiveServer({
             reapAfterMs: t.reapAfterMs,
             steps: t.steps,

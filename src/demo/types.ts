@@ -38,7 +38,8 @@ export interface DemoServerObservations {
 
 /** A running demo MCP server on 127.0.0.1 (OS-chosen port). */
 export interface DemoServer {
-  kind: 'naive' | 'guarded';
+  /** `external`: a server process started by the caller (`startServer`). */
+  kind: 'naive' | 'guarded' | 'external';
   port: number;
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
   url: string;
@@ -100,6 +101,11 @@ export interface SeedScenarioOptions {
    * given the server's base URL, resolves to the port to send to instead. Closed after the run.
    * Default none.
    */
+  /**
+   * Starts the server instead of `server`'s demo one (another SDK, another language): it must
+   * serve the `slow_report` tool at `/mcp` and count its reaps. `server` then only labels the run.
+   */
+  startServer?: (timers: { reapAfterMs: number; steps: number; stepMs: number }) => Promise<DemoServer>;
   inFrontOfServer?: (serverBaseUrl: string) => Promise<{ port: number; what: string; close(): Promise<void> }>;
   /** Narration hook (the demo CLI prints these); errors thrown by it are ignored. */
   onStep?: (step: ScenarioStep) => void;

@@ -6,77 +6,16 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { runSeedScenario } from '../../src/demo/seed-scenario.js';
 import type { ScenarioResult, SeedScenarioOptions } from '../../src/demo/types.js';
 import type { Finding } from '../../src/model/finding.js';
-import { startDetector, waitFor, type DetectorProcess } from './helpers/detector.js';
-import { startProxyProcess, type ProxyProcess } from './helpers/proxy-process.js';
+import { explain, runThroughProxy, settledFindings, sharedDetector } from './helpers/proxy-scenario.js';
 
-const SALT = 'e2e-proxy-salt';
-let detector: DetectorProcess | undefined;
-after(async () => {
-  await detector?.kill();
-});
+const detector = sharedDetector();
+after(() => detector.stop());
 
-async function theDetector(): Promise<DetectorProcess> {
-  detector ??= await startDetector({ args: ['--decision-window-ms', '1000', '--tick-interval-ms', '100'] });
-  return detector;
-}
-
-async function run(service: string, opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy'>, proxyArgs: string[], instrumentClient: boolean): Promise<{ r: ScenarioResult; proxy: string }> {
-  const d = await theDetector();
-  let px: ProxyProcess | undefined;
-  const client = instrumentClient
-    ? new BasicTracerProvider({
-        resource: resourceFromAttributes({ 'service.name': `${service}-client` }),
-        spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${d.otlpUrl}/v1/traces` }), { scheduledDelayMillis: 100 })],
-      })
-    : undefined;
-  try {
-    const r = await runSeedScenario({
-      ...opts,
-      salt: SALT,
-      // Timers doubled: every hop here is a process of its own on a shared machine.
-      scale: 2,
-      requestTimeoutMs: 3000,
-      tracerProviders: client ? { client } : {},
-      inFrontOfServer: async (url) => {
-        px = await startProxyProcess({ upstream: url, otlpEndpoint: d.otlpUrl, serviceName: service, args: proxyArgs, env: { FORKWATCH_SESSION_SALT: SALT } });
-        return { port: px.port, what: `forkwatch proxy ${proxyArgs.join(' ')}`, close: async () => void (await px!.stop()) };
-      },
-    });
-    return { r, proxy: px!.output() };
-  } finally {
-    await client?.forceFlush();
-    await client?.shutdown();
-    await px?.stop();
-  }
-}
-
-async function findings(service: string): Promise<Finding[]> {
-  const res = await fetch(`${detector!.httpUrl}/api/v1/findings?service=${encodeURIComponent(service)}&limit=100`);
-  assert.equal(res.status, 200);
-  return ((await res.json()) as { items: Finding[] }).items;
-}
-
-/** Findings once the detector's decision window has passed and they stop changing. */
-async function settled(service: string, expectSome: boolean): Promise<Finding[]> {
-  let last = -1;
-  let stable = 0;
-  return waitFor(async () => {
-    const f = await findings(service);
-    stable = f.length === last ? stable + 1 : 0;
-    last = f.length;
-    return stable >= 3 && (f.length > 0 || !expectSome) ? f : undefined;
-  }, 20_000, 500);
-}
-
-function explain(r: ScenarioResult, proxy: string): string {
-  return `${r.steps.map((s) => `${s.atMs} ${s.what}`).join('\n')}\n--- proxy ---\n${proxy}`;
-}
+const run = async (service: string, opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy'>, proxyArgs: string[], instrumentClient: boolean): Promise<{ r: ScenarioResult; proxy: string }> =>
+  runThroughProxy(await detector.get(), service, opts, proxyArgs, instrumentClient);
+const settled = async (service: string, expectSome: boolean): Promise<Finding[]> => settledFindings(await detector.get(), service, expectSome);
 
 test('naive server behind the proxy, nothing else instrumented: the detector finds the fork from the wire', { timeout: 60_000 }, async () => {
   const service = 'proxy-naive-alone';
