@@ -27,6 +27,8 @@ export interface AppClientOptions {
   deliveryTimeoutMs?: number;
   /** SessionForkErrors a guarded client's guard raised. */
   onFork?: (e: ErrorRecord) => void;
+  /** The tool called, given the call's topic. Default `slow_report` with `{ topic }`. */
+  tool?: (topic: string) => { name: string; arguments: Record<string, unknown> };
   /** Errors reported on the client's `onerror` (transport errors). */
   onTransportError?: (e: ErrorRecord) => void;
 }
@@ -45,6 +47,10 @@ const CLIENT_INFO = { name: 'forkwatch-demo-app', version: '0.1.0' };
 /** Connects the seed's app: `stock` = SDK client + the app's naive dedup; `guarded` = forkwatch's connectGuarded. */
 export async function createAppClient(kind: ScenarioClient, opts: AppClientOptions): Promise<AppClient> {
   return kind === 'stock' ? connectStock(opts) : connectGuardedApp(opts);
+}
+
+function toolCall(opts: AppClientOptions, topic: string): { name: string; arguments: Record<string, unknown> } {
+  return opts.tool ? opts.tool(topic) : { name: SLOW_REPORT_TOOL, arguments: { topic } };
 }
 
 function textOf(result: unknown): string {
@@ -70,7 +76,7 @@ async function connectStock(opts: AppClientOptions): Promise<AppClient> {
   return {
     callTool: async (topic, onProgress) =>
       textOf(
-        await client.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, undefined, {
+        await client.callTool(toolCall(opts, topic), undefined, {
           timeout: opts.requestTimeoutMs,
           onprogress: onProgress,
         }),
@@ -98,7 +104,7 @@ async function connectGuardedApp(opts: AppClientOptions): Promise<AppClient> {
   });
   return {
     callTool: async (topic, onProgress) =>
-      textOf(await guarded.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, { onprogress: onProgress })),
+      textOf(await guarded.callTool(toolCall(opts, topic), { onprogress: onProgress })),
     droppedByDedup: () => [],
     close: () => guarded.close(),
   };

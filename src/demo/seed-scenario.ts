@@ -152,6 +152,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     });
 
     app = await createAppClient(opts.client, {
+      ...(opts.tool ? { tool: opts.tool } : {}),
       url: px.url('/mcp'),
       fetch: tap.fetch,
       reconnectDelayMs: t.reconnectDelayMs,

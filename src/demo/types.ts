@@ -96,16 +96,18 @@ export interface SeedScenarioOptions {
   deliveryTimeoutMs?: number;
   /** Hard bound on the whole run, ms. Default 8000. */
   maxRunMs?: number;
+  /** The tool the app calls, given the call's topic. Default `slow_report` with `{ topic }`. */
+  tool?: (topic: string) => { name: string; arguments: Record<string, unknown> };
+  /**
+   * Starts the server instead of `server`'s demo one (another SDK, another language): it must
+   * serve the called tool (`tool`) at `/mcp` and count its reaps. `server` then only labels the run.
+   */
+  startServer?: (timers: { reapAfterMs: number; steps: number; stepMs: number }) => Promise<DemoServer>;
   /**
    * Starts something between the fault proxy and the server (the forkwatch sidecar proxy):
    * given the server's base URL, resolves to the port to send to instead. Closed after the run.
    * Default none.
    */
-  /**
-   * Starts the server instead of `server`'s demo one (another SDK, another language): it must
-   * serve the `slow_report` tool at `/mcp` and count its reaps. `server` then only labels the run.
-   */
-  startServer?: (timers: { reapAfterMs: number; steps: number; stepMs: number }) => Promise<DemoServer>;
   inFrontOfServer?: (serverBaseUrl: string) => Promise<{ port: number; what: string; close(): Promise<void> }>;
   /** Narration hook (the demo CLI prints these); errors thrown by it are ignored. */
   onStep?: (step: ScenarioStep) => void;

@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import type { DemoServer } from '../../../src/demo/types.js';
 
 /**
- * Starts an MCP server process (any SDK, any language) that prints `listening <port>` when it
- * serves `/mcp` on 127.0.0.1, and `reaped <session id>` per session its reaper drops.
+ * Starts an MCP server process (any SDK, any language) that prints a line matching `ready`
+ * (default `listening <port>`, the port in group 1) when it serves `/mcp` on 127.0.0.1, and
+ * `reaped <session id>` per session its reaper drops (if it has one).
  */
-export async function startExternalServer(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<DemoServer & { output(): string }> {
+export async function startExternalServer(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; ready?: RegExp } = {}): Promise<DemoServer & { output(): string }> {
   const env = { ...process.env, ...opts.env };
   delete env.NODE_OPTIONS;
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -20,13 +21,14 @@ export async function startExternalServer(command: string, args: string[], opts:
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${command} did not start:\n${out}`)), opts.timeoutMs ?? 30_000);
     const onData = (): void => {
-      const m = /listening (\d+)/.exec(out);
+      const m = (opts.ready ?? /listening (\d+)/).exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[1]));
       }
     };
     child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
     void exited.then(() => {
       clearTimeout(timer);
       reject(new Error(`${command} exited before listening:\n${out}`));
