@@ -3,10 +3,10 @@ import { ForkwatchError, createError, type ErrorCode } from '../errors.js';
 import type { SessionLineage } from '../model/lineage.js';
 import type { RenderedMetrics } from '../metrics/render-metrics.js';
 import type { Store } from '../storage/store.js';
-import { bearerMatches } from './api-auth.js';
 import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
+import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -14,7 +14,7 @@ export interface ApiServerOptions {
   lineage: (key: string) => SessionLineage | undefined;
   /** Renders `/metrics` for an `Accept` header (a DetectorMetrics fits); `/metrics` is 404 without it. */
   metrics?: { render(accept?: string): Promise<RenderedMetrics> };
-  /** When set, `/api/*` needs `Authorization: Bearer <authToken>`. */
+  /** When set, `/api/*` needs `Authorization: Bearer <authToken>` (decided per route: see route-auth.ts). */
   authToken?: string;
   /** Also require the token on `/metrics`, `/healthz`, `/readyz`; default false. */
   metricsAuth?: boolean;
@@ -33,7 +33,8 @@ export interface ApiErrorBody {
   statusCode: number;
 }
 
-const OPEN_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
+const TOKEN: { config: RouteAuthConfig } = { config: { auth: 'token' } };
+const METRICS: { config: RouteAuthConfig } = { config: { auth: 'metrics' } };
 /** Longest URL echoed back in a 404 message, in characters. */
 const MAX_ECHOED_URL = 200;
 
@@ -48,14 +49,10 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     ? (Fastify({ loggerInstance: options.logger }) as unknown as FastifyInstance)
     : Fastify({ logger: false });
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (options.authToken === undefined) return;
-    const path = req.url.split('?', 1)[0]!;
-    const guarded = path.startsWith('/api/') || path === '/api' || (options.metricsAuth === true && OPEN_PATHS.has(path));
-    if (guarded && !bearerMatches(req.headers.authorization, options.authToken)) {
-      reply.header('www-authenticate', 'Bearer');
-      return sendError(reply, createError('FORKWATCH_ERR_UNAUTHORIZED'));
-    }
+  installRouteAuth(app, {
+    ...(options.authToken !== undefined ? { token: options.authToken } : {}),
+    metricsAuth: options.metricsAuth === true,
+    deny: (_req, reply) => sendError(reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),
   });
 
   app.setErrorHandler((err: FastifyError | ForkwatchError, req: FastifyRequest, reply: FastifyReply) => {
@@ -80,23 +77,23 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
-    if (req.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    if (req.routeOptions.url?.startsWith(`${API_V1}/`)) reply.header('cache-control', 'no-store');
     return payload;
   });
 
-  app.get(`${API_V1}/findings`, async (req) => {
+  app.get(`${API_V1}/findings`, TOKEN, async (req) => {
     const query = parseFindingsQuery(req.query as Record<string, unknown>, now());
     const page = options.store.listFindings(query);
     return { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
   });
 
-  app.get<{ Params: { id: string } }>(`${API_V1}/findings/:id`, async (req) => {
+  app.get<{ Params: { id: string } }>(`${API_V1}/findings/:id`, TOKEN, async (req) => {
     const f = options.store.getFinding(req.params.id);
     if (!f) throw createError('FORKWATCH_ERR_NOT_FOUND', `finding ${JSON.stringify(req.params.id)}`);
     return findingJson(f);
   });
 
-  app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, async (req) => {
+  app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req) => {
     const key = req.params.key;
     const findings = options.store.findingsForSession(key);
     const live = options.lineage(key);
@@ -107,16 +104,16 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   if (options.metrics) {
     const metrics = options.metrics;
-    app.get('/metrics', async (req, reply) => {
+    app.get('/metrics', METRICS, async (req, reply) => {
       const out = await metrics.render(req.headers.accept);
       reply.header('content-type', out.contentType);
       return out.body;
     });
   }
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', METRICS, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/readyz', METRICS, async (_req, reply) => {
     let ready = false;
     try {
       ready = options.ready();

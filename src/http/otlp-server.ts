@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { gunzip } from 'node:zlib';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
@@ -11,6 +10,7 @@ import type { DecodeResult } from '../otlp/decode-result.js';
 import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
 import type { OtlpFormat } from '../otlp/export-response.js';
 import type { IngestSink } from '../otlp/ingest-sink.js';
+import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 
 /** Why a request (or some of its spans) was refused; the `reason` of `forkwatch_spans_rejected_total`. */
 export type OtlpRefusalReason =
@@ -98,9 +98,12 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
   const retryAfter = positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds);
   const sinkTimeoutMs = positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs);
   const { sink, decodeLimits, onRequest } = options;
-  const tokenDigest = options.authToken ? sha256(options.authToken) : undefined;
 
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes });
+  installRouteAuth(app, {
+    ...(options.authToken ? { token: options.authToken } : {}),
+    deny: (req, reply) => refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),
+  });
 
   const notify = (outcome: OtlpRequestOutcome): void => {
     if (!onRequest) return;
@@ -147,11 +150,9 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
   });
 
   app.post(OTLP_TRACES_PATH, {
-    // Everything that can be refused without the body is refused before it is read.
+    config: { auth: 'token' } satisfies RouteAuthConfig,
+    // Everything that can be refused without the body is refused before it is read (auth first, by installRouteAuth).
     onRequest: async (req, reply) => {
-      if (tokenDigest && !authorized(req.headers.authorization, tokenDigest)) {
-        return refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED'));
-      }
       if (!formatOf(req)) {
         return refuse(req, reply, createError('FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE', req.headers['content-type'] ?? '(none)'));
       }
@@ -232,18 +233,6 @@ function encodingOf(req: FastifyRequest): 'gzip' | 'identity' | undefined {
   if (v === 'gzip' || v === 'x-gzip') return 'gzip';
   if (v === '' || v === 'identity' || v === 'none') return 'identity';
   return undefined;
-}
-
-function authorized(header: string | undefined, tokenDigest: Buffer): boolean {
-  if (typeof header !== 'string') return false;
-  const m = /^Bearer[ ]+(.+)$/i.exec(header.trim());
-  if (!m) return false;
-  // Digests have equal lengths, so the comparison time does not depend on the token's length.
-  return timingSafeEqual(sha256(m[1]!), tokenDigest);
-}
-
-function sha256(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
 }
 
 /** Inflates gzip, stopping (and failing) once the output would pass `max` bytes. */

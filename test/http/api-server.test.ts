@@ -210,7 +210,8 @@ test('auth: /api needs the bearer token; probes and /metrics stay open unless me
   assertError(r, 401, 'FORKWATCH_ERR_UNAUTHORIZED');
   assert.equal(r.headers.get('www-authenticate'), 'Bearer');
   assertError(await get(`${url}/api/v1/findings`, { authorization: 'Bearer wrong' }), 401, 'FORKWATCH_ERR_UNAUTHORIZED');
-  assertError(await get(`${url}/api/v1/nothing-here`), 401, 'FORKWATCH_ERR_UNAUTHORIZED');
+  // No route matched: nothing to authorize, and the 404 reveals nothing.
+  assertError(await get(`${url}/api/v1/nothing-here`), 404, 'FORKWATCH_ERR_NOT_FOUND');
   assert.equal((await get(`${url}/api/v1/findings`, { authorization: 'Bearer s3cret' })).status, 200);
   for (const p of ['/metrics', '/healthz', '/readyz']) assert.equal((await get(`${url}${p}`)).status, 200, p);
 

@@ -84,7 +84,8 @@ describe('hostile input never throws into the app', { timeout: 30_000 }, () => {
     const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
     try {
       const col = spanCollector();
-      const instr = createClientInstrumentation({ tracerProvider: col.provider, maxEventChars: 64 * 1024 });
+      // requestSpanDelayMs 0: every event is emitted as it arrives (no moment needed to see them).
+      const instr = createClientInstrumentation({ tracerProvider: col.provider, maxEventChars: 64 * 1024, requestSpanDelayMs: 0 });
       const res = await instr.wrapFetch()(url, { method: 'GET', headers: { accept: 'text/event-stream' } });
       const got = Buffer.from(await res.arrayBuffer());
       assert.ok(got.equals(garbage), 'bytes unchanged');

@@ -23,7 +23,7 @@ import { observeBody } from './observe-body.js';
 import { isSessionForkError, SessionForkError } from './session-fork-error.js';
 import { SseBlockSplitter } from './sse-block-splitter.js';
 import type { ClientGuardOptions, FetchLike, ForkListener } from './types.js';
-import type { AttachableClient } from './client-instrumentation.js';
+import type { AttachableClient } from './types.js';
 
 /** Structural view of the SDK transport the guard closes on a fork. */
 export interface GuardableTransport {

@@ -1,6 +1,6 @@
 /** `forkwatch/client`: client instrumentation and guard for the MCP SDK's Streamable HTTP transport. */
 export { ClientInstrumentation, createClientInstrumentation } from './client-instrumentation.js';
-export type { AttachableClient, AttachableTransport, ClientInstrumentationStats } from './client-instrumentation.js';
+export type { AttachableClient, AttachableTransport, ClientInstrumentationStats } from './types.js';
 export { ClientGuard, createClientGuard } from './client-guard.js';
 export type { GuardableTransport } from './client-guard.js';
 export { ForkGuard } from './fork-guard.js';

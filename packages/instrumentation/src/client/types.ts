@@ -48,9 +48,18 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
    * many ms emits no spans (it cannot be orphaned); one still waiting then emits
    * `forkwatch.request.sent` stamped with its send time, and `request.settled` when it settles.
    * `initialize`, and any request that ends without an answer, is always recorded. 0 records
-   * every request at once. Default 1000.
+   * every request, and every SSE event, at once (nothing is buffered). Default 1000.
    */
   requestSpanDelayMs?: number;
+  /**
+   * SSE events kept per session until a moment emits them (docs/telemetry.md, "When event history
+   * is emitted"); past it the oldest are overwritten. Default 256.
+   */
+  maxBufferedEventsPerSession?: number;
+  /** Events kept across all sessions; past it the session whose buffer grew least recently is dropped whole. Default 65,536. */
+  maxBufferedEvents?: number;
+  /** Payload chars of buffered events kept by reference (parsed and digested only if emitted); past it events are digested on arrival. Default 8 Mi. */
+  maxBufferedPayloadChars?: number;
   /** Largest POST body / JSON response (chars) parsed for JSON-RPC ids. Default 1 MiB. */
   maxParseChars?: number;
   /** Event id → stream id entries kept to name resumed streams. Default 4096. */
@@ -59,6 +68,29 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
   guarded?: boolean;
   /** Inject W3C `traceparent` into outgoing requests that have none. Default true. */
   injectTraceContext?: boolean;
+}
+
+/** Structural view of the SDK's StreamableHTTPClientTransport that attach() relies on. */
+export interface AttachableTransport {
+  onmessage?: ((message: any, extra?: any) => void) | undefined;
+  readonly sessionId?: string | undefined;
+}
+
+/** Structural view of the SDK's Client (Protocol) that attach() relies on. */
+export interface AttachableClient {
+  request: (...args: any[]) => Promise<any>;
+}
+
+/** Counters of what the instrumentation could not do; it never throws instead. */
+export interface ClientInstrumentationStats {
+  /** Hooks that failed and were skipped. */
+  hookFailures: number;
+  /** Spans the tracer refused. */
+  spanFailures: number;
+  /** SSE events skipped as oversized. */
+  oversizedEvents: number;
+  /** SSE events buffered now across all sessions (at most `maxBufferedEvents`). */
+  bufferedEvents: number;
 }
 
 /** Options of {@link createClientGuard}. */

@@ -36,6 +36,25 @@ export class SpanEmitter {
     this.tracer = provider.getTracer(TRACER_NAME, TRACER_VERSION);
   }
 
+  /**
+   * False while spans would go nowhere: the tracer is the API's no-op, or a proxy of the global
+   * provider with no SDK registered yet. Asked per recorded event, so that nothing is computed or
+   * kept for a host without an SDK; an SDK registered later is seen at its next event.
+   */
+  get enabled(): boolean {
+    const t = this.tracer as { _delegate?: unknown; _provider?: { getDelegateTracer?: (n: string, v?: string) => unknown } };
+    if (t._delegate !== undefined) return true;
+    const p = t._provider;
+    if (p !== undefined && typeof p.getDelegateTracer === 'function') {
+      try {
+        return p.getDelegateTracer(TRACER_NAME, TRACER_VERSION) !== undefined;
+      } catch {
+        return true;
+      }
+    }
+    return (this.tracer as object).constructor?.name !== 'NoopTracer';
+  }
+
   /** The salted key of a raw session id. */
   key(sessionId: string): string {
     return sessionKey(sessionId, this.opts.salt);

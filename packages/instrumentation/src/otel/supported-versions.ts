@@ -2,7 +2,7 @@
  * `@modelcontextprotocol/sdk` versions the zero-code patch applies to: the 1.x releases the
  * compatibility run (test/compat) passes, the same range as the package's peer dependency.
  */
-export const SUPPORTED_MCP_SDK_VERSIONS = ['>=1.24.0 <2'];
+export const SUPPORTED_MCP_SDK_VERSIONS = ['>=1.30.0 <2'];
 
 /** Files of the SDK the patch hooks, for its ESM and CommonJS builds. */
 export const SDK_FILES = {

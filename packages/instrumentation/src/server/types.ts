@@ -30,9 +30,22 @@ export interface ServerInstrumentationOptions {
   /**
    * A request answered within this many ms emits no `forkwatch.request.received` (it cannot be
    * orphaned); one still unanswered then, or when its session ends, is emitted with its arrival
-   * time. `initialize` is always emitted at once. 0 emits every request at once. Default 1000.
+   * time. `initialize` is always emitted at once. 0 emits every request, and every SSE event, at
+   * once (nothing is buffered). Default 1000.
    */
   requestSpanDelayMs?: number;
+  /**
+   * SSE events kept per session (incarnation) until a moment emits them (docs/telemetry.md, "When
+   * event history is emitted"); past it the oldest are overwritten. Default 256.
+   */
+  maxBufferedEventsPerSession?: number;
+  /** Events kept across all sessions; past it the session whose buffer grew least recently is dropped whole. Default 65,536. */
+  maxBufferedEvents?: number;
+  /**
+   * Payload chars (UTF-16) of buffered events kept by reference so they are parsed and digested
+   * only if emitted; past it events are digested when sent. 0 digests every event when sent. Default 8 Mi.
+   */
+  maxBufferedPayloadChars?: number;
 }
 
 /** Server instrumentation: observes transports and handlers; never changes what they answer. */
@@ -61,6 +74,8 @@ export interface ServerInstrumentation {
   flush(): void;
   /** Spans that could not be emitted (a throwing tracer), for health checks and tests. */
   readonly failures: number;
+  /** SSE events buffered now across all sessions (at most `maxBufferedEvents`). */
+  readonly bufferedEvents: number;
 }
 
 /** Options of {@link GuardedEventStore}. */
