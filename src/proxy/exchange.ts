@@ -17,6 +17,7 @@ import {
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { passInitialize } from './pass-initialize.js';
+import type { EventHistory } from './event-history.js';
 import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
@@ -32,6 +33,7 @@ export interface ProxyContext {
   spans: WireSpans;
   stats: ProxyStats;
   requests: PendingRequests;
+  history: EventHistory;
 }
 
 /** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
@@ -178,18 +180,24 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       ures.destroy();
       answered = true;
       refuse(ctx, res, 'sessionReissued');
-      if (session !== undefined) session.lost = true;
+      if (session !== undefined) {
+        session.lost = true;
+        ctx.history.moment(session, true);
+      }
       return;
     }
 
     // ---- sessions: created, adopted, ended ----
     if (answeredId !== undefined && answeredId !== presented) {
+      // Answered under another id than presented: a moment for the id the client held.
+      if (session !== undefined) ctx.history.moment(session, true);
       const known = table.get(answeredId);
       if (known !== undefined) session = known;
       else {
         session = table.create(answeredId, true);
         if (upstreamInc !== undefined) session.incarnation = upstreamInc;
         spans.created(session, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: false, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+        if (presented !== undefined) ctx.history.moment(session, true);
       }
     } else if (session === undefined && presented !== undefined && ok) {
       // First sight mid-life (the proxy restarted, or forgot it): adopt it, no creation to report.
@@ -199,6 +207,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const sid = s?.id ?? presented;
     if (s !== undefined && presented !== undefined && (status === 404 || (method === 'DELETE' && ok))) {
       spans.ended(s, status === 404 ? 'not_found_upstream' : 'closed_by_client');
+      // A clean end (DELETE) takes its history along; a rejected resume is a moment.
+      if (status === 404 && cursor !== undefined) ctx.history.moment(s, false);
+      else ctx.history.drop(s);
       table.delete(s.id);
     }
     stats.sessionsTracked = table.size;
@@ -215,6 +226,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
 
     // ---- resumes: outcome once the first event shows whether the log continued ----
     if (cursor !== undefined) {
+      if (s !== undefined && table.get(s.id) === s) ctx.history.moment(s, true);
       const r: PendingResume = { lastEventId: cursor, status, method, protocolVersion: pv, at: arrivedAt };
       if (s === undefined) spans.resumeUntracked(sid, r, resumeOutcome(status, false));
       else if (!ok || status === 404) settleResume(ctx, s, undefined, r);
@@ -263,7 +275,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (ev.id === undefined) return;
       const digest = payloadDigest(ev.data);
       if (s === undefined) {
-        spans.event(undefined, sid, { id: ev.id, data: ev.data, digest }, undefined, false, infos[0]!, undefined, pv);
+        ctx.history.record(undefined, sid, { id: ev.id, data: ev.data, digest }, undefined, false, infos[0]!, pv);
         return;
       }
       s.sendsIds = true;
@@ -273,13 +285,14 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
           // A new life of the id: the upstream rebuilt the session and its log.
           table.reincarnate(s);
           spans.created(s, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+          ctx.history.moment(s, true);
         }
         if (s.pendingResume !== undefined) settleResume(ctx, s, c);
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
       const { event, replayed } = s.log.add(ev.id, digest);
-      spans.event(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, undefined, pv);
+      ctx.history.record(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, pv);
     };
     if (isInit && s !== undefined) {
       passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
@@ -333,6 +346,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
           if (c === 'restarts') {
             table.reincarnate(s!);
             spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+            ctx.history.moment(s!, true);
           }
           if (s!.pendingResume !== undefined) {
             const r = s!.pendingResume;

@@ -25,10 +25,13 @@ export class PendingRequests {
     private readonly spans: WireSpans,
     private readonly delayMs: number,
     private readonly max: number,
+    /** A request's span went out late or on a broken stream: a moment for its session. */
+    private readonly onMoment: (session: ProxySession) => void,
   ) {
     this.deferred = new DeferredRequests<HeldRequest>(delayMs, (h) => {
       this.byKey.delete(h.key);
       this.emit(h);
+      if (h.session !== undefined) this.onMoment(h.session);
     });
   }
 
@@ -69,5 +72,6 @@ export class PendingRequests {
     this.byKey.delete(key);
     this.deferred.delete(h);
     this.emit(h);
+    if (h.session !== undefined) this.onMoment(h.session);
   }
 }

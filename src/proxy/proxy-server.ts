@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { componentLogger } from './building-blocks.js';
+import { componentLogger, DEFAULT_MAX_BUFFERED_EVENTS, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS } from './building-blocks.js';
+import { EventHistory } from './event-history.js';
 import { handleExchange, type ProxyContext } from './exchange.js';
 import { PendingRequests } from './pending-requests.js';
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './proxy-options.js';
@@ -29,6 +30,11 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
   const logger = componentLogger('proxy');
   const spans = new WireSpans({ tracerProvider: opts.tracerProvider, salt: opts.salt, recordRawSessionId: opts.recordRawSessionId, guard: opts.guard, logger });
   const stats = newProxyStats();
+  const history = new EventHistory(
+    spans,
+    { perSession: DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, maxEvents: DEFAULT_MAX_BUFFERED_EVENTS, maxPayloadChars: DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS },
+    opts.requestSpanDelayMs <= 0,
+  );
   const ctx: ProxyContext = {
     opts,
     // Keep-alive to the upstream: a new TCP connection per call was most of a bare proxy's cost.
@@ -36,7 +42,8 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     table: new SessionTable(opts.maxSessions, opts.sessionIdleTtlMs, opts.maxTrackedEventIds),
     spans,
     stats,
-    requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions),
+    requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions, (session) => history.moment(session, false)),
+    history,
   };
   const server = http.createServer({ keepAlive: true }, (req, res) => {
     try {

@@ -1,4 +1,5 @@
 import { newIncarnation } from './building-blocks.js';
+import { newSessionHistory, type SessionHistory } from './event-history.js';
 import { SessionEventLog } from './session-event-log.js';
 
 /** A resume whose outcome waits for the first event that shows whether the log continued. */
@@ -23,6 +24,8 @@ export interface ProxySession {
   /** The upstream answered with event ids at least once: its SSE answers are worth holding under `--guard`. */
   sendsIds: boolean;
   pendingResume: PendingResume | undefined;
+  /** Recent events waiting for a moment (event-history.ts); kept across incarnations of the id. */
+  history: SessionHistory;
   lastUsedMs: number;
 }
 
@@ -84,6 +87,7 @@ export class SessionTable {
       lost: false,
       sendsIds: false,
       pendingResume: undefined,
+      history: newSessionHistory(),
       lastUsedMs: now,
     };
     this.sessions.set(id, s);

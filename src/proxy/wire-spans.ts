@@ -31,10 +31,10 @@ import {
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
   SpanEmitter,
+  type EventSlot,
   type JsonRpcInfo,
   type ResumeOutcome,
 } from './building-blocks.js';
-import type { LoggedEvent } from './session-event-log.js';
 import type { PendingResume, ProxySession } from './session-table.js';
 
 /** Why the proxy saw a session end: the client's DELETE, or the upstream answering 404 for it. */
@@ -120,31 +120,33 @@ export class WireSpans {
     );
   }
 
-  event(
-    s: ProxySession | undefined,
-    sessionId: string | undefined,
-    ev: { id: string; data: string; digest: string },
-    logged: LoggedEvent | undefined,
-    replayed: boolean,
-    info: JsonRpcInfo,
-    streamId: string | undefined,
-    protocolVersion: string | undefined,
-  ): void {
-    this.emitter.emit(SPAN_SSE_EVENT, sessionId, {
-      ...(s ? this.inc(s) : { [ATTR_OBSERVER]: OBSERVER_PROXY }),
-      [ATTR_SSE_EVENT_ID]: ev.id,
-      [ATTR_SSE_EVENT_SEQ]: logged?.seq,
-      [ATTR_SSE_EVENT_SEQ_SOURCE]: logged?.source,
-      [ATTR_SSE_STREAM_ID]: streamId,
-      [ATTR_SSE_REPLAYED]: replayed,
-      [ATTR_SSE_PAYLOAD_DIGEST]: ev.digest,
-      [ATTR_SSE_PAYLOAD_BYTES]: Buffer.byteLength(ev.data, 'utf8'),
-      [ATTR_JSONRPC_KIND]: info.kind,
-      [ATTR_JSONRPC_REQUEST_ID]: info.id,
-      [ATTR_MCP_METHOD_NAME]: info.method,
-      [ATTR_PROGRESS_TOKEN]: info.method === 'notifications/progress' ? info.progressToken : undefined,
-      [ATTR_MCP_PROTOCOL_VERSION]: protocolVersion,
-    });
+  /** One `forkwatch.sse.event`, stamped with when it passed, in the incarnation it passed in. */
+  event(s: ProxySession | undefined, sessionId: string | undefined, e: EventSlot): void {
+    const origin = e.origin as { incarnation?: string; protocolVersion?: string } | undefined;
+    const inc = origin?.incarnation;
+    this.emitter.emit(
+      SPAN_SSE_EVENT,
+      sessionId,
+      {
+        [ATTR_OBSERVER]: OBSERVER_PROXY,
+        [ATTR_SESSION_INCARNATION]: s !== undefined ? inc : undefined,
+        [ATTR_SESSION_INCARNATION_SOURCE]: s !== undefined && inc !== undefined ? this.source : undefined,
+        [ATTR_SSE_EVENT_ID]: e.id,
+        [ATTR_SSE_EVENT_SEQ]: e.seq,
+        [ATTR_SSE_EVENT_SEQ_SOURCE]: e.seqSource,
+        [ATTR_SSE_STREAM_ID]: e.streamId,
+        [ATTR_SSE_REPLAYED]: e.flag,
+        [ATTR_SSE_PAYLOAD_DIGEST]: e.digest,
+        [ATTR_SSE_PAYLOAD_BYTES]: e.bytes,
+        [ATTR_JSONRPC_KIND]: e.kind,
+        [ATTR_JSONRPC_REQUEST_ID]: e.rpcId,
+        [ATTR_MCP_METHOD_NAME]: e.method,
+        [ATTR_PROGRESS_TOKEN]: e.token,
+        [ATTR_MCP_PROTOCOL_VERSION]: origin?.protocolVersion,
+      },
+      undefined,
+      e.at,
+    );
   }
 
   received(s: ProxySession | undefined, sessionId: string | undefined, info: JsonRpcInfo, protocolVersion: string | undefined, at: number): void {

@@ -14,7 +14,7 @@ async function upstream(handler: Handler): Promise<{ url: string; server: http.S
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-async function withProxy(handler: Handler, fn: (p: ForkwatchProxy, spans: InMemorySpanExporter, up: { url: string }) => Promise<void>, guard = false): Promise<void> {
+async function withProxy(handler: Handler, fn: (p: ForkwatchProxy, spans: InMemorySpanExporter, up: { url: string }) => Promise<void>, guard = false, requestSpanDelayMs?: number): Promise<void> {
   const up = await upstream(handler);
   const spans = new InMemorySpanExporter();
   const p = await createForkwatchProxy({
@@ -23,6 +23,7 @@ async function withProxy(handler: Handler, fn: (p: ForkwatchProxy, spans: InMemo
     port: 0,
     guard,
     maxEventChars: 1000,
+    ...(requestSpanDelayMs !== undefined ? { requestSpanDelayMs } : {}),
     tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
   });
   try {
@@ -82,6 +83,8 @@ test('SSE and JSON bodies pass through byte for byte; malformed and oversize eve
       assert.deepEqual(ids, ['e1', 'e2', 'e3'], 'the oversize and the truncated event are not recorded');
       assert.ok(spans.getFinishedSpans().every((x) => x.attributes[ATTR_OBSERVER] === 'proxy'));
     },
+    false,
+    0, // every event emitted as it passes (no waiting for a moment)
   );
 });
 
@@ -185,4 +188,25 @@ test('--guard: a request answered under another session id is answered 404 / -32
 
 test('bad options are refused with every problem named', async () => {
   await assert.rejects(createForkwatchProxy({ upstream: 'ftp://x', guardHoldMs: -1 }), /upstream must be an http:\/\/ URL.*guardHoldMs must be a positive number/);
+});
+
+test('event history waits for a moment: a resume emits the session\'s earlier events with their own times', async () => {
+  let n = 0;
+  await withProxy(
+    (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 'S1' });
+      if (req.headers['last-event-id'] === undefined) res.end(`id: e${++n}\ndata: {}\n\nid: e${++n}\ndata: {}\n\n`);
+      else res.end(`id: e${++n}\ndata: {}\n\n`);
+    },
+    async (p, spans) => {
+      const events = (): unknown[] => spans.getFinishedSpans().filter((x) => x.name === SPAN_SSE_EVENT).map((x) => x.attributes[ATTR_SSE_EVENT_ID]);
+      await get(`${p.url}/mcp`, { 'mcp-session-id': 'S1' });
+      assert.deepEqual(events(), [], 'no moment yet: nothing emitted');
+      const before = Date.now();
+      await get(`${p.url}/mcp`, { 'mcp-session-id': 'S1', 'last-event-id': 'e2' });
+      assert.deepEqual(events(), ['e1', 'e2', 'e3'], 'the resume is a moment: history, then live events');
+      const first = spans.getFinishedSpans().find((x) => x.attributes[ATTR_SSE_EVENT_ID] === 'e1')!;
+      assert.ok(first.startTime[0] * 1000 + first.startTime[1] / 1e6 <= before, 'stamped with when it passed');
+    },
+  );
 });

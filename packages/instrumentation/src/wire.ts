@@ -19,3 +19,11 @@ export { resumeOutcome } from './server/resume-outcome.js';
 export type { ResumeOutcome } from './server/resume-outcome.js';
 export { writeJsonRpcError } from './server/write-jsonrpc-error.js';
 export { DEFAULT_MAX_TRACKED_EVENT_IDS } from './server/event-id-tracker.js';
+export {
+  EventRing,
+  EventRingStore,
+  EventSlot,
+  DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
+  DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
+} from './common/event-ring.js';
