@@ -16,6 +16,7 @@ import {
   DEFAULT_SESSION_IDLE_TTL_MS,
   DEFAULT_STREAM_IDLE_TIMEOUT_MS,
   DEFAULT_UPSTREAM_MAX_SOCKETS,
+  resolveProxyOptions,
   type ProxyOptions,
 } from '../proxy/index.js';
 
@@ -138,6 +139,8 @@ function exporterFor(endpoint: string | undefined, env: NodeJS.ProcessEnv): Span
 /** `forkwatch proxy`: runs until SIGTERM/SIGINT, then closes and flushes; resolves 0. */
 export async function runProxy(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const flags = parseProxyFlags(argv);
+  // Bad values exit 2 before anything else is said or started.
+  resolveProxyOptions(flags.options);
   const exporter = exporterFor(flags.otlpEndpoint, env);
   const serviceName = flags.serviceName ?? env.OTEL_SERVICE_NAME ?? DEFAULT_PROXY_SERVICE_NAME;
   const provider = new BasicTracerProvider({
