@@ -8,6 +8,7 @@ import { benchIngest } from './ingest.js';
 import { benchInstructionCount } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
+import { benchProxy } from './proxy.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -49,6 +50,22 @@ async function main(): Promise<void> {
     console.log(`  instrumented    ${fmt(r.instrumentedCallsPerSec).padStart(10)} calls/s   ${fmt(r.instrumentedCpuUsPerCall).padStart(6)} µs CPU/call`);
     console.log(`  overhead, throughput   ${sp(r.overhead)}`);
     console.log(`  overhead, CPU per call ${sp(r.cpuOverhead)}`);
+  }
+
+  // Opt-in: it starts servers and proxies of its own.
+  if (only.includes('proxy')) {
+    console.log('\n# Sidecar proxy: tool calls (POST answered by an SSE stream of 4 id-bearing events) through no proxy, a bare');
+    const r = await benchProxy();
+    console.log(`# node:http pipe proxy and forkwatch proxy (spans to a discarding exporter); ${r.rounds} interleaved rounds of ${r.calls} calls per variant,`);
+    console.log('# latency at concurrency 1, calls/s and CPU (the whole process: client, proxy and upstream) at concurrency 8; medians of rounds');
+    const d = r.variants[0]!;
+    const bare = r.variants[1]!;
+    for (const v of r.variants) {
+      console.log(
+        `  ${v.name.padEnd(18)} call p50 ${v.callP50Ms.toFixed(3)} p99 ${v.callP99Ms.toFixed(3)} ms (+${(v.callP99Ms - d.callP99Ms).toFixed(3)} p99) | event p50 ${v.eventP50Ms.toFixed(3)} p99 ${v.eventP99Ms.toFixed(3)} ms | ${fmt(v.callsPerSec).padStart(6)} calls/s (${(v.callsPerSec / bare.callsPerSec).toFixed(2)}x bare) | ${fmt(v.cpuUsPerCall).padStart(5)} µs CPU/call`,
+      );
+    }
+    console.log(`  spans emitted: ${fmt(r.spansEmitted)}; goals: <= 1 ms p99 added over direct, >= 0.9x the bare pipe's calls/s`);
   }
 
   if (want('decode')) {

@@ -14,8 +14,9 @@ import type { Finding } from '../model/finding.js';
 import { createJsonLogger } from '../service/json-logger.js';
 import { startDetector, type RunningDetector } from '../service/detector.js';
 import { UI_PREFIX, uiFindingPath, uiSessionPath } from '../ui/ui-paths.js';
+import { createForkwatchProxy } from '../proxy/index.js';
 
-const SCENARIOS = ['naive', 'guarded', 'healthy'] as const;
+const SCENARIOS = ['naive', 'guarded', 'healthy', 'proxy'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface DemoFlags {
@@ -32,10 +33,11 @@ export const DEMO_USAGE = `forkwatch demo [flags]
 Starts a detector (SQLite in a temp dir, ephemeral ports), a real MCP SDK server and client with
 forkwatch instrumentation, and a fault-injecting TCP proxy between them; replays the seed's
 sequence with scaled-down timers against a naive server (it forks), a guarded one (it does not),
-and a healthy resume; then prints what the detector found, the metric lines and the incident
-view's URLs (/ui/findings/:id, /ui/sessions/:key).
+and a healthy resume, and the naive server again, uninstrumented, behind \`forkwatch proxy\`; then
+prints what the detector found, the metric lines and the incident view's URLs (/ui/findings/:id,
+/ui/sessions/:key).
 
-  --scenario naive|guarded|healthy|all   which runs (default all)
+  --scenario naive|guarded|healthy|proxy|all   which runs (default all)
   --otlp-endpoint URL                    export to this detector/collector instead of starting one
   --loop                                 repeat forever (load for a stack), pause --interval-ms between
   --interval-ms N                        pause between loop iterations (default 2000)
@@ -61,7 +63,7 @@ function parseFlags(argv: string[]): DemoFlags {
         const v = value();
         if (v === 'all') flags.scenarios = [...SCENARIOS];
         else if ((SCENARIOS as readonly string[]).includes(v)) flags.scenarios = [v as Scenario];
-        else throw createError('FORKWATCH_ERR_CLI_USAGE', `demo: --scenario must be naive, guarded, healthy or all, got ${JSON.stringify(v)}`);
+        else throw createError('FORKWATCH_ERR_CLI_USAGE', `demo: --scenario must be naive, guarded, healthy, proxy or all, got ${JSON.stringify(v)}`);
         break;
       }
       case '--loop':
@@ -89,18 +91,21 @@ const SERVICE: Record<Scenario, string> = {
   naive: 'mcp-demo-naive-server',
   guarded: 'mcp-demo-guarded-server',
   healthy: 'mcp-demo-healthy-server',
+  proxy: 'mcp-demo-proxied-server',
 };
 
 const SCENARIO_OPTIONS: Record<Scenario, Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy'>> = {
   naive: { server: 'naive', client: 'stock' },
   guarded: { server: 'guarded', client: 'guarded' },
   healthy: { server: 'naive', client: 'stock', healthy: true },
+  proxy: { server: 'naive', client: 'stock' },
 };
 
 const TITLE: Record<Scenario, string> = {
   naive: 'the seed against a naive server (rehydrates unknown sessions) and the stock SDK client with an app-level dedup',
   guarded: "the same sequence against forkwatch's guarded server and guarded client",
   healthy: 'a healthy resume: the partition heals before the reaper runs',
+  proxy: 'the naive server again, uninstrumented, behind `forkwatch proxy` (sidecar): the spans come from the wire',
 };
 
 function provider(endpoint: string, service: string): BasicTracerProvider {
@@ -118,7 +123,16 @@ async function runOne(scenario: Scenario, endpoint: string, salt: string, scale:
       ...SCENARIO_OPTIONS[scenario],
       scale,
       salt,
-      tracerProviders: { server, client },
+      // The proxy scene: the server has no forkwatch code; the sidecar emits its spans.
+      tracerProviders: scenario === 'proxy' ? { client } : { server, client },
+      ...(scenario === 'proxy'
+        ? {
+            inFrontOfServer: async (upstream: string) => {
+              const px = await createForkwatchProxy({ upstream, host: '127.0.0.1', port: 0, tracerProvider: server, salt });
+              return { port: px.port, what: 'forkwatch proxy (sidecar)', close: () => px.close() };
+            },
+          }
+        : {}),
       onStep: (s) => print(`  ${String(s.atMs).padStart(5)} ms  ${s.what}`),
     });
   } finally {
@@ -196,7 +210,7 @@ export async function runDemo(argv: string[]): Promise<number> {
     if (!detector) return 0;
     print('');
     print(`what the detector found (after its ${windowMs} ms decision window):`);
-    const findings = await settledFindings(detector, windowMs, flags.scenarios.includes('naive'));
+    const findings = await settledFindings(detector, windowMs, flags.scenarios.includes('naive') || flags.scenarios.includes('proxy'));
     for (const scenario of flags.scenarios) {
       // In the order things happened: the story of the fork reads top to bottom.
       const mine = findings.filter((f) => f.service === SERVICE[scenario]).sort((a, b) => a.firstSeenMs - b.firstSeenMs);

@@ -3,6 +3,7 @@ import { describeSettings } from '../config/load-config.js';
 import { runServe } from './serve.js';
 import { runDemo } from './demo.js';
 import { runAnalyze } from './analyze.js';
+import { PROXY_USAGE, runProxy } from './proxy.js';
 
 import { createRequire } from 'node:module';
 
@@ -18,6 +19,9 @@ Usage:
   forkwatch analyze [--json] FILE...  offline forensics over OTLP JSON exports (one
                                       ExportTraceServiceRequest per line); exit 1 if findings;
                                       --json prints the findings as one JSON array (API shapes)
+  forkwatch proxy --upstream URL      sidecar reverse proxy in front of any MCP server: emits
+                                      the server-side spans from the wire; --guard enforces
+                                      the resume decision boundary ('forkwatch proxy --help')
   forkwatch help | --help | --version
 
 Exit status: 0 ok, 1 findings (analyze) or runtime failure, 2 bad usage or configuration.
@@ -57,6 +61,12 @@ export async function main(argv: string[]): Promise<number> {
         return await runDemo(rest);
       case 'analyze':
         return await runAnalyze(rest);
+      case 'proxy':
+        if (rest.includes('--help') || rest.includes('-h')) {
+          process.stdout.write(`${PROXY_USAGE}\n`);
+          return 0;
+        }
+        return await runProxy(rest, process.env);
       default:
         process.stderr.write(`forkwatch: unknown command ${JSON.stringify(command)} (try forkwatch --help)\n`);
         return 2;

@@ -2,6 +2,7 @@ import type { StreamableHTTPReconnectionOptions } from '@modelcontextprotocol/sd
 import type { TracerProvider } from '@opentelemetry/api';
 import { createClientGuard, createClientInstrumentation } from '@forkwatch/instrumentation/client';
 import { CLIENT_SDK_V1, type ClientSdkKit } from './sdk-kit.js';
+import { SLOW_REPORT_TOOL } from './slow-report-tool.js';
 import { naiveDedupFetch, type DroppedEvent } from './naive-dedup.js';
 import { describeError } from './describe-error.js';
 import type { FetchLike } from './fetch-types.js';
@@ -23,6 +24,8 @@ export interface AppClientOptions {
   deliveryTimeoutMs?: number;
   /** SessionForkErrors a guarded client's guard raised. */
   onFork?: (e: ErrorRecord) => void;
+  /** The tool called, given the call's topic. Default `slow_report` with `{ topic }`. */
+  tool?: (topic: string) => { name: string; arguments: Record<string, unknown> };
   /** Errors reported on the client's `onerror` (transport errors). */
   onTransportError?: (e: ErrorRecord) => void;
   /** The client SDK. Default 1.x. */
@@ -43,6 +46,10 @@ const CLIENT_INFO = { name: 'forkwatch-demo-app', version: '0.1.0' };
 /** Connects the seed's app: `stock` = SDK client + the app's naive dedup; `guarded` = forkwatch's connectGuarded. */
 export async function createAppClient(kind: ScenarioClient, opts: AppClientOptions): Promise<AppClient> {
   return kind === 'stock' ? connectStock(opts) : connectGuardedApp(opts);
+}
+
+function toolCall(opts: AppClientOptions, topic: string): { name: string; arguments: Record<string, unknown> } {
+  return opts.tool ? opts.tool(topic) : { name: SLOW_REPORT_TOOL, arguments: { topic } };
 }
 
 function textOf(result: unknown): string {
@@ -67,7 +74,7 @@ async function connectStock(opts: AppClientOptions): Promise<AppClient> {
     onerror: (err) => opts.onTransportError?.({ source: 'transport', ...describeError(err) }),
   });
   return {
-    callTool: async (topic, onProgress) => textOf(await client.callTool(topic, opts.requestTimeoutMs, onProgress)),
+    callTool: async (topic, onProgress) => textOf(await client.callTool(toolCall(opts, topic), opts.requestTimeoutMs, onProgress)),
     droppedByDedup: () => dedup.dropped,
     close: () => client.close(),
   };
@@ -91,7 +98,7 @@ async function connectGuardedApp(opts: AppClientOptions): Promise<AppClient> {
     guard,
   });
   return {
-    callTool: async (topic, onProgress) => textOf(await guarded.callTool(topic, opts.requestTimeoutMs, onProgress)),
+    callTool: async (topic, onProgress) => textOf(await guarded.callTool(toolCall(opts, topic), opts.requestTimeoutMs, onProgress)),
     droppedByDedup: () => [],
     close: () => guarded.close(),
   };

@@ -9,6 +9,12 @@ import { createSlowReportServer, SLOW_REPORT_TOOL, type SlowReportOptions } from
 import type { FetchLike } from './fetch-types.js';
 
 /** An MCP server app (one per transport) with the slow tool. */
+/** A tool call as the SDKs take it. */
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
 export interface DemoApp {
   connect(transport: never): Promise<void>;
   close(): Promise<void>;
@@ -29,7 +35,8 @@ export interface ServerSdkKit {
 
 /** A connected app client: the slow tool call and close. */
 export interface KitClient {
-  callTool(topic: string, timeoutMs: number, onProgress: () => void): Promise<unknown>;
+  /** Calls `call` (the seed's `slow_report` unless a scenario names another tool). */
+  callTool(call: ToolCall, timeoutMs: number, onProgress: () => void): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -59,7 +66,7 @@ export const CLIENT_SDK_V1: ClientSdkKit = {
     o.instr?.attach(transport, client);
     await client.connect(transport, { timeout: o.timeoutMs });
     return {
-      callTool: (topic, timeout, onprogress) => client.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, undefined, { timeout, onprogress }),
+      callTool: (call, timeout, onprogress) => client.callTool(call, undefined, { timeout, onprogress }),
       close: () => client.close(),
     };
   },
@@ -73,7 +80,7 @@ export const CLIENT_SDK_V1: ClientSdkKit = {
       requestTimeoutMs: o.timeoutMs,
     });
     return {
-      callTool: (topic, _timeout, onprogress) => g.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, { onprogress }),
+      callTool: (call, _timeout, onprogress) => g.callTool(call, { onprogress }),
       close: () => g.close(),
     };
   },

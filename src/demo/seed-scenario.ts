@@ -72,6 +72,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
   let server: DemoServer | undefined;
   let proxy: FaultProxy | undefined;
   let app: AppClient | undefined;
+  let front: Awaited<ReturnType<NonNullable<SeedScenarioOptions['inFrontOfServer']>>> | undefined;
   const calls: CallRecord[] = [];
   const eventsBeforePartition: string[] = [];
   let partitionedAt: number | undefined;
@@ -86,8 +87,9 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     const serverInstrumentation = opts.tracerProviders?.server
       ? createServerInstrumentation({ tracerProvider: opts.tracerProviders.server, salt: opts.salt ?? '' })
       : undefined;
-    server =
-      opts.server === 'naive'
+    server = opts.startServer
+      ? await opts.startServer({ reapAfterMs: t.reapAfterMs, steps: t.steps, stepMs: t.stepMs })
+      : opts.server === 'naive'
         ? await startNaiveServer({
             reapAfterMs: t.reapAfterMs,
             steps: t.steps,
@@ -107,7 +109,11 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     step(`${opts.server} MCP server on 127.0.0.1:${server.port} (reaps idle sessions after ${t.reapAfterMs} ms)`);
     const srv = server;
     const healthy = opts.healthy ?? false;
-    const px = await FaultProxy.start({ targetPort: server.port, mode: 'hold' });
+    if (opts.inFrontOfServer) {
+      front = await opts.inFrontOfServer(`http://127.0.0.1:${server.port}`);
+      step(`in front of the server: ${front.what} on 127.0.0.1:${front.port}`);
+    }
+    const px = await FaultProxy.start({ targetPort: front?.port ?? server.port, mode: 'hold' });
     proxy = px;
     step(`fault proxy on 127.0.0.1:${px.port}`);
 
@@ -148,6 +154,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     });
 
     app = await createAppClient(opts.client, {
+      ...(opts.tool ? { tool: opts.tool } : {}),
       url: px.url('/mcp'),
       fetch: tap.fetch,
       reconnectDelayMs: t.reconnectDelayMs,
@@ -253,6 +260,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     if (healTimer) clearTimeout(healTimer);
     await app?.close().catch(() => {});
     await proxy?.close().catch(() => {});
+    await front?.close().catch(() => {});
     await server?.close().catch(() => {});
   }
 }

@@ -38,7 +38,8 @@ export interface DemoServerObservations {
 
 /** A running demo MCP server on 127.0.0.1 (OS-chosen port). */
 export interface DemoServer {
-  kind: 'naive' | 'guarded';
+  /** `external`: a server process started by the caller (`startServer`). */
+  kind: 'naive' | 'guarded' | 'external';
   port: number;
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
   url: string;
@@ -95,6 +96,19 @@ export interface SeedScenarioOptions {
   deliveryTimeoutMs?: number;
   /** Hard bound on the whole run, ms. Default 8000. */
   maxRunMs?: number;
+  /** The tool the app calls, given the call's topic. Default `slow_report` with `{ topic }`. */
+  tool?: (topic: string) => { name: string; arguments: Record<string, unknown> };
+  /**
+   * Starts the server instead of `server`'s demo one (another SDK, another language): it must
+   * serve the called tool (`tool`) at `/mcp` and count its reaps. `server` then only labels the run.
+   */
+  startServer?: (timers: { reapAfterMs: number; steps: number; stepMs: number }) => Promise<DemoServer>;
+  /**
+   * Starts something between the fault proxy and the server (the forkwatch sidecar proxy):
+   * given the server's base URL, resolves to the port to send to instead. Closed after the run.
+   * Default none.
+   */
+  inFrontOfServer?: (serverBaseUrl: string) => Promise<{ port: number; what: string; close(): Promise<void> }>;
   /** Narration hook (the demo CLI prints these); errors thrown by it are ignored. */
   onStep?: (step: ScenarioStep) => void;
   /** The MCP SDK of each side. Default 1.x both (tests pass 2.x kits). */

@@ -36,6 +36,30 @@ describe('CorrelationEngine: edge cases', { timeout: 10_000 }, () => {
     assert.deepEqual(h.resumes.map((r) => r.outcome), ['rejected_404']);
   });
 
+  it('a resumed session whose server never sends the answer (server-everything) orphans the call; the answer replayed does not', () => {
+    const run = (answered: boolean) => {
+      const s = new SessionScript({ key: sessionKeyOf(`lost-stream-${answered}`) }, 'server');
+      const A = inc(`ls${answered}`);
+      const e = (n: number): EventSpec => ({ id: `e${n}`, seq: n, kind: 'notification', method: 'notifications/progress', token: '1', data: `m${n}` });
+      s.created(0, A, 'initialize');
+      s.sent(10, '1', 'tools/call', { token: '1', tool: 'long_job' }).received(11, '1', 'tools/call', A, { token: '1', tool: 'long_job' });
+      for (let i = 1; i <= 3; i++) s.both(20 + i * 10, A, e(i));
+      s.clientResume(1_000, 'e3', 200).serverResume(1_001, 'e3', 200, { inc: A });
+      if (answered) s.both(1_002, A, e(4));
+      else s.serverEvent(1_002, A, e(4));
+      if (answered) s.both(1_010, A, { id: 'e5', seq: 5, kind: 'response', rpcId: '1', data: 'r' });
+      s.settled(5_000, '1', 'tools/call', answered ? 'answered' : 'timeout', '1');
+      const h = harness();
+      h.ingest([...s.client, ...s.server]);
+      h.advance(WINDOW);
+      return h;
+    };
+    const lost = run(false);
+    assert.deepEqual(lost.kinds(), ['orphaned_progress_token']);
+    assert.match(lost.findings[0]!.summary, /never sent its answer/);
+    assert.deepEqual(run(true).findings, []);
+  });
+
   it('a compacted session restored after a restart continues without duplicate findings', () => {
     const a = harness();
     const s = seedScenario({ sessionId: 'compact-restore' });

@@ -105,6 +105,10 @@ export const ATTR_REQUEST_MESSAGES_AFTER_CLOSE = 'forkwatch.request.messages_aft
 export const ATTR_GUARD_FORK_KIND = 'forkwatch.guard.fork_kind';
 /** true on spans emitted where a forkwatch guard (server or client) is active. */
 export const ATTR_GUARDED = 'forkwatch.guarded';
+/** Who saw what a span records, when not the side's own code: `proxy` for `forkwatch proxy` (absent: in-process). */
+export const ATTR_OBSERVER = 'forkwatch.observer';
+/** {@link ATTR_OBSERVER} of spans emitted by the sidecar proxy from what crossed the wire. */
+export const OBSERVER_PROXY = 'proxy';
 
 // ---- Wire names (headers, _meta keys) ----
 export const HEADER_SESSION_ID = 'mcp-session-id';

@@ -13,3 +13,17 @@ export type { ParsedEventId } from './common/incarnation.js';
 export { sessionKey, payloadDigest, SESSION_KEY_HEX_CHARS, PAYLOAD_DIGEST_HEX_CHARS } from './common/session-key.js';
 export { SpanEmitter, MAX_ATTRIBUTE_CHARS } from './common/span-emitter.js';
 export type { SpanEmitterOptions } from './common/span-emitter.js';
+export { DeferredRequests, DEFAULT_REQUEST_SPAN_DELAY_MS, epochNow } from './common/deferred-requests.js';
+export type { DeferredRequest } from './common/deferred-requests.js';
+export { resumeOutcome } from './server/resume-outcome.js';
+export type { ResumeOutcome } from './server/resume-outcome.js';
+export { writeJsonRpcError } from './server/write-jsonrpc-error.js';
+export { DEFAULT_MAX_TRACKED_EVENT_IDS } from './server/event-id-tracker.js';
+export {
+  EventRing,
+  EventRingStore,
+  EventSlot,
+  DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
+  DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
+} from './common/event-ring.js';

@@ -99,6 +99,18 @@ function orphanReasons(v: SessionView, r: RequestFact, forks: FindingDraft[]): A
     );
     if (elsewhere !== undefined) out.push({ why: `its response was sent by another incarnation (${elsewhere.inc})`, fact: elsewhere });
   }
+  if (out.length === 0 && r.sent !== undefined && r.received !== undefined && r.settled !== undefined) {
+    // Resumed (2xx) while pending, the server's side then sent events of the session but never
+    // the answer, and the client gave up: the stream the answer belonged to was lost (an event
+    // store that replays but loses the stream a call answers on, as server-everything's does).
+    const sentAt = r.sent.timeMs;
+    const res = cRes.find((x) => x.status !== undefined && is2xx(x.status) && x.timeMs >= sentAt && x.timeMs <= until);
+    if (res !== undefined) {
+      const answered = server.some((e) => (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId === r.requestId);
+      const after = server.find((e) => e.timeMs >= res.timeMs);
+      if (!answered && after !== undefined) out.push({ why: `the session resumed from ${res.lastEventId} but the server never sent its answer on any stream`, fact: res });
+    }
+  }
   if (r.sent !== undefined) {
     const dropped = client.find(
       (e) =>

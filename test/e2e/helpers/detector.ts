@@ -71,7 +71,7 @@ export async function startDetector(opts: { args?: string[]; env?: NodeJS.Proces
 }
 
 /** Runs `forkwatch demo --otlp-endpoint URL --scenario S` to completion; resolves to its output. */
-export async function runDemo(opts: { otlpEndpoint: string; scenario: 'naive' | 'guarded' | 'healthy' | 'all'; args?: string[]; timeoutMs?: number }): Promise<{ code: number | null; output: string }> {
+export async function runDemo(opts: { otlpEndpoint: string; scenario: 'naive' | 'guarded' | 'healthy' | 'proxy' | 'all'; args?: string[]; timeoutMs?: number }): Promise<{ code: number | null; output: string }> {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, [CLI, 'demo', '--otlp-endpoint', opts.otlpEndpoint, '--scenario', opts.scenario, ...(opts.args ?? [])], {

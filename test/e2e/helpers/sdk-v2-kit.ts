@@ -71,7 +71,7 @@ export const CLIENT_SDK_V2: ClientSdkKit = {
     o.instr?.attach(transport as never, client as never);
     await client.connect(transport, { timeout: o.timeoutMs });
     return {
-      callTool: (topic, timeout, onprogress) => client.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, { timeout, onprogress }),
+      callTool: (call, timeout, onprogress) => client.callTool(call, { timeout, onprogress }),
       close: () => client.close(),
     };
   },
@@ -85,7 +85,7 @@ export const CLIENT_SDK_V2: ClientSdkKit = {
       requestTimeoutMs: o.timeoutMs,
     });
     return {
-      callTool: (topic, _timeout, onprogress) => g.callTool({ name: SLOW_REPORT_TOOL, arguments: { topic } }, { onprogress }),
+      callTool: (call, _timeout, onprogress) => g.callTool(call, { onprogress }),
       close: () => g.close(),
     };
   },

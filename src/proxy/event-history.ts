@@ -1,0 +1,85 @@
+import { epochNow, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
+import type { LoggedEvent } from './session-event-log.js';
+import type { ProxySession } from './session-table.js';
+import type { WireSpans } from './wire-spans.js';
+
+/** What the proxy keeps of a session's recent events until a moment makes them matter. */
+export interface SessionHistory {
+  ring: EventRing;
+  /** After a resume or a mint: events go out as they pass (docs/telemetry.md, "When event history is emitted"). */
+  live: boolean;
+}
+
+/**
+ * The proxy's side of "When event history is emitted" (docs/telemetry.md): each session's
+ * id-bearing events wait in a bounded ring (the instrumentation's `EventRingStore`, its defaults)
+ * and go out as `forkwatch.sse.event` spans, each with its own time and incarnation, only when a
+ * moment happens on the session: a resume reaches it, a new life is minted other than by
+ * `initialize`, an answer comes under another session id, or one of its requests' span is
+ * emitted. With `requestSpanDelayMs: 0` nothing waits.
+ */
+export class EventHistory {
+  private readonly store: EventRingStore;
+
+  constructor(
+    private readonly spans: WireSpans,
+    limits: { perSession: number; maxEvents: number; maxPayloadChars: number },
+    private readonly immediate: boolean,
+  ) {
+    this.store = new EventRingStore(limits.perSession, limits.maxEvents, limits.maxPayloadChars);
+  }
+
+  /** Events waiting across all sessions. */
+  get buffered(): number {
+    return this.store.bufferedEvents;
+  }
+
+  /** Records one event the proxy forwarded (`s` undefined: a sessionless answer, emitted at once). */
+  record(
+    s: ProxySession | undefined,
+    sessionId: string | undefined,
+    ev: { id: string; data: string; digest: string },
+    logged: LoggedEvent | undefined,
+    replayed: boolean,
+    info: JsonRpcInfo,
+    protocolVersion: string | undefined,
+  ): void {
+    const buffer = s !== undefined && !this.immediate && !s.history.live;
+    const slot = buffer ? this.store.next(s.history.ring) : new EventSlot();
+    slot.id = ev.id;
+    slot.seq = logged?.seq;
+    slot.seqSource = logged?.source;
+    slot.streamId = undefined;
+    slot.flag = replayed;
+    // Already parsed and digested for the guard and the answers: nothing is kept by reference.
+    slot.data = undefined;
+    slot.digest = ev.digest;
+    slot.bytes = Buffer.byteLength(ev.data, 'utf8');
+    slot.kind = info.kind;
+    slot.rpcId = info.id;
+    slot.method = info.method;
+    slot.token = info.method === 'notifications/progress' ? info.progressToken : undefined;
+    slot.at = epochNow();
+    slot.origin = { incarnation: s?.incarnation, protocolVersion };
+    if (!buffer) this.spans.event(s, sessionId, slot);
+  }
+
+  /** A moment on `s`: its waiting events out, oldest first; `live` keeps later ones going out at once. */
+  moment(s: ProxySession, live: boolean): void {
+    const ring = s.history.ring;
+    if (ring.slots.length > 0) {
+      this.store.forEach(ring, (slot) => this.spans.event(s, s.id, slot));
+      this.store.release(ring);
+    }
+    if (live) s.history.live = true;
+  }
+
+  /** The session ended cleanly (DELETE) or was forgotten: its history goes unemitted. */
+  drop(s: ProxySession): void {
+    this.store.release(s.history.ring);
+  }
+}
+
+export function newSessionHistory(): SessionHistory {
+  return { ring: new EventRing(), live: false };
+}

@@ -1,0 +1,374 @@
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  HEADER_LAST_EVENT_ID,
+  HEADER_PROTOCOL_VERSION,
+  HEADER_SESSION_ID,
+  HEADER_SESSION_INCARNATION,
+  JSONRPC_SESSION_NOT_FOUND,
+  SseParser,
+  describeText,
+  epochNow,
+  payloadDigest,
+  resumeOutcome,
+  writeJsonRpcError,
+  type JsonRpcInfo,
+  type SseEvent,
+} from './building-blocks.js';
+import { forwardHeaders, headerOf } from './forward-headers.js';
+import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
+import { passInitialize } from './pass-initialize.js';
+import type { EventHistory } from './event-history.js';
+import type { PendingRequests } from './pending-requests.js';
+import type { ResolvedProxyOptions } from './proxy-options.js';
+import type { ProxyStats } from './proxy-stats.js';
+import type { PendingResume, ProxySession, SessionTable } from './session-table.js';
+import { SseRelay } from './sse-relay.js';
+import type { WireSpans } from './wire-spans.js';
+
+/** What every exchange shares: one per proxy. */
+export interface ProxyContext {
+  opts: ResolvedProxyOptions;
+  agent: http.Agent;
+  table: SessionTable;
+  spans: WireSpans;
+  stats: ProxyStats;
+  requests: PendingRequests;
+  history: EventHistory;
+}
+
+/** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
+export const JSONRPC_UPSTREAM_ERROR = -32603;
+
+type GuardRule = 'resumeForked' | 'answerForked' | 'sessionReissued' | 'sessionLost';
+
+/** Answers 404 / -32001 in the upstream's stead, as an SDK transport does for an unknown session. */
+function refuse(ctx: ProxyContext, res: ServerResponse, rule: GuardRule): void {
+  ctx.stats.guardRefusals[rule]++;
+  writeJsonRpcError(res, 404, JSONRPC_SESSION_NOT_FOUND, 'Session not found', { reason: `forkwatch proxy: ${rule}` });
+}
+
+/** Resolves a session's pending resume with what its first event showed. */
+function settleResume(ctx: ProxyContext, s: ProxySession, c: Continuity | undefined, r: PendingResume = s.pendingResume!): void {
+  if (s.pendingResume === r) s.pendingResume = undefined;
+  const forked = c !== undefined && forks(c);
+  ctx.spans.resume(s, r, resumeOutcome(r.status, forked), forked ? false : c === undefined ? undefined : s.log.knows(r.lastEventId));
+}
+
+/**
+ * One client request and its answer: forwarded to the upstream as it arrives, the answer passed
+ * back as it arrives (SSE event by event), observed on the way, and, under `--guard`, refused
+ * where the rules say (docs/proxy.md).
+ */
+export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
+  const { opts, stats, table, spans } = ctx;
+  stats.requests++;
+  const method = (req.method ?? 'GET').toUpperCase();
+  const presented = headerOf(req.headers, HEADER_SESSION_ID);
+  const cursor = headerOf(req.headers, HEADER_LAST_EVENT_ID);
+  const pv = headerOf(req.headers, HEADER_PROTOCOL_VERSION);
+  const arrivedAt = epochNow();
+  let session = presented !== undefined ? table.get(presented) : undefined;
+  if (opts.guard && session?.lost) {
+    req.resume();
+    refuse(ctx, res, 'sessionLost');
+    return;
+  }
+
+  const up = opts.upstreamUrl;
+  const base = up.pathname.endsWith('/') ? up.pathname.slice(0, -1) : up.pathname;
+  const upstream = http.request({
+    agent: ctx.agent,
+    host: up.hostname,
+    port: up.port || 80,
+    method,
+    path: `${base}${req.url ?? '/'}`,
+    headers: forwardHeaders(req.headers, up.host),
+  });
+
+  // ---- request body: forwarded as it comes, a bounded copy kept to read JSON-RPC ids ----
+  let copy: Buffer[] | undefined = method === 'POST' ? [] : undefined;
+  let copied = 0;
+  let infos: JsonRpcInfo[] | undefined;
+  const requestKeys: string[] = [];
+  const bodyInfos = (): JsonRpcInfo[] => {
+    if (infos === undefined) infos = copy === undefined ? [] : describeText(Buffer.concat(copy).toString('utf8'), opts.maxParseBytes);
+    copy = undefined;
+    return infos;
+  };
+  if (copy !== undefined) {
+    req.on('data', (c: Buffer) => {
+      if (copy === undefined) return;
+      copied += c.length;
+      if (copied > opts.maxParseBytes) copy = undefined;
+      else copy.push(c);
+    });
+  }
+  req.pipe(upstream);
+
+  // ---- timeouts: connect (502) and status line (504) ----
+  let failure: 'connect' | 'headers' | undefined;
+  const headersTimer = setTimeout(() => {
+    failure = 'headers';
+    upstream.destroy(new Error('upstream sent no status line in time'));
+  }, opts.headersTimeoutMs);
+  headersTimer.unref();
+  upstream.on('socket', (sock) => {
+    if (!sock.connecting) return;
+    const t = setTimeout(() => {
+      failure = 'connect';
+      upstream.destroy(new Error('upstream connect timed out'));
+    }, opts.connectTimeoutMs);
+    t.unref();
+    sock.once('connect', () => clearTimeout(t));
+    sock.once('close', () => clearTimeout(t));
+  });
+
+  let answered = false;
+  /** The guard answered the client itself; the upstream's answer was dropped. */
+  let refused = false;
+  let done = false;
+  let relay: SseRelay | undefined;
+  /** The stream broke (either side) before the answer ended: requests it carried are in danger. */
+  const finish = (broken: boolean): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(headersTimer);
+    relay?.dispose();
+    if (broken) for (const k of requestKeys) ctx.requests.broke(k);
+    const s = session;
+    // A resume stream that closed without an event: its answer stands as given.
+    if (s?.pendingResume !== undefined && s.pendingResume === myResume) settleResume(ctx, s, undefined);
+  };
+  let myResume: PendingResume | undefined;
+
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      stats.clientAborts++;
+      upstream.destroy();
+    }
+    finish(!answered || !res.writableFinished);
+  });
+
+  upstream.on('error', () => {
+    // The guard closed the upstream after answering the client itself.
+    if (relay?.refused || refused) return finish(false);
+    if (!res.headersSent) {
+      const timedOut = failure === 'headers';
+      if (timedOut) stats.upstreamTimeouts++;
+      else stats.upstreamErrors++;
+      req.resume();
+      writeJsonRpcError(res, timedOut ? 504 : 502, JSONRPC_UPSTREAM_ERROR, timedOut ? 'Upstream timed out' : 'Upstream unavailable', {
+        reason: `forkwatch proxy: ${timedOut ? 'no answer' : failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
+      });
+    } else {
+      res.destroy();
+    }
+    finish(true);
+  });
+
+  upstream.on('response', (ures) => {
+    clearTimeout(headersTimer);
+    const status = ures.statusCode ?? 502;
+    const answeredId = headerOf(ures.headers, HEADER_SESSION_ID);
+    const ok = status >= 200 && status < 300;
+    const upstreamInc = headerOf(ures.headers, HEADER_SESSION_INCARNATION);
+    const first = bodyInfos()[0];
+    const rpcMethod = first?.method;
+
+    if (opts.guard && sessionReissued(presented, answeredId)) {
+      refused = true;
+      ures.destroy();
+      answered = true;
+      refuse(ctx, res, 'sessionReissued');
+      if (session !== undefined) {
+        session.lost = true;
+        ctx.history.moment(session, true);
+      }
+      return;
+    }
+
+    // ---- sessions: created, adopted, ended ----
+    if (answeredId !== undefined && answeredId !== presented) {
+      // Answered under another id than presented: a moment for the id the client held.
+      if (session !== undefined) ctx.history.moment(session, true);
+      const known = table.get(answeredId);
+      if (known !== undefined) session = known;
+      else {
+        session = table.create(answeredId, true);
+        if (upstreamInc !== undefined) session.incarnation = upstreamInc;
+        spans.created(session, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: false, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+        if (presented !== undefined) ctx.history.moment(session, true);
+      }
+    } else if (session === undefined && presented !== undefined && ok) {
+      // First sight mid-life (the proxy restarted, or forgot it): adopt it, no creation to report.
+      session = table.create(presented, false);
+    }
+    const s = session;
+    const sid = s?.id ?? presented;
+    if (s !== undefined && presented !== undefined && (status === 404 || (method === 'DELETE' && ok))) {
+      spans.ended(s, status === 404 ? 'not_found_upstream' : 'closed_by_client');
+      // A clean end (DELETE) takes its history along; a rejected resume is a moment.
+      if (status === 404 && cursor !== undefined) ctx.history.moment(s, false);
+      else ctx.history.drop(s);
+      table.delete(s.id);
+    }
+    stats.sessionsTracked = table.size;
+    stats.sessionsForgotten = table.forgotten;
+
+    // ---- requests the body carried ----
+    if (ok) {
+      for (const info of bodyInfos()) {
+        if (info.kind !== 'request') continue;
+        const k = ctx.requests.add(s, sid, info, pv, arrivedAt);
+        if (k !== undefined) requestKeys.push(k);
+      }
+    }
+
+    // ---- resumes: outcome once the first event shows whether the log continued ----
+    if (cursor !== undefined) {
+      if (s !== undefined && table.get(s.id) === s) ctx.history.moment(s, true);
+      const r: PendingResume = { lastEventId: cursor, status, method, protocolVersion: pv, at: arrivedAt };
+      if (s === undefined) spans.resumeUntracked(sid, r, resumeOutcome(status, false));
+      else if (!ok || status === 404) settleResume(ctx, s, undefined, r);
+      else {
+        if (s.pendingResume !== undefined) settleResume(ctx, s, undefined);
+        s.pendingResume = r;
+        myResume = r;
+      }
+    }
+
+    const answer = (info: JsonRpcInfo): void => {
+      if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id);
+    };
+    const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
+    // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.
+    if (s !== undefined && upstreamInc !== undefined) s.incarnation = upstreamInc;
+    else if (opts.guard && s !== undefined && !s.lost) headers[HEADER_SESSION_INCARNATION] = s.incarnation;
+    const ct = String(ures.headers['content-type'] ?? '').toLowerCase();
+    const sse = ct.includes('text/event-stream');
+    const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
+
+    // ---- idle bound on the answer body ----
+    const idle = setTimeout(() => {
+      stats.streamIdleTimeouts++;
+      ures.destroy();
+      res.destroy();
+    }, opts.streamIdleTimeoutMs);
+    idle.unref();
+    ures.on('data', () => idle.refresh());
+    ures.on('close', () => clearTimeout(idle));
+    ures.on('aborted', () => {
+      if (!relay?.refused) res.destroy();
+    });
+    ures.on('error', () => {
+      if (!relay?.refused) res.destroy();
+      finish(!relay?.refused);
+    });
+
+    // ---- SSE events: recorded, judged against the session's log ----
+    let judged: Continuity | undefined;
+    const judge = (ev: SseEvent, digest: string): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, digest, cursor));
+    const onEvent = (ev: SseEvent): void => {
+      const infos = ev.data === '' ? [{ kind: 'none' as const }] : describeText(ev.data);
+      if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
+      for (const info of infos) answer(info);
+      if (ev.id === undefined) return;
+      const digest = payloadDigest(ev.data);
+      if (s === undefined) {
+        ctx.history.record(undefined, sid, { id: ev.id, data: ev.data, digest }, undefined, false, infos[0]!, pv);
+        return;
+      }
+      s.sendsIds = true;
+      if (judged === undefined && s.log.size > 0) {
+        const c = judge(ev, digest);
+        if (c === 'restarts') {
+          // A new life of the id: the upstream rebuilt the session and its log.
+          table.reincarnate(s);
+          spans.created(s, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+          ctx.history.moment(s, true);
+        }
+        if (s.pendingResume !== undefined) settleResume(ctx, s, c);
+      } else if (s.pendingResume !== undefined) {
+        settleResume(ctx, s, 'unknown');
+      }
+      const { event, replayed } = s.log.add(ev.id, digest);
+      ctx.history.record(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, pv);
+    };
+    if (isInit && s !== undefined) {
+      passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
+        if (sse) for (const ev of new SseParser(opts.maxEventChars).push(text)) onEvent(ev);
+        finish(false);
+      });
+      answered = true;
+      return;
+    }
+
+    if (!sse) {
+      res.writeHead(status, headers);
+      const json = ct.includes('json') && method === 'POST';
+      let body: Buffer[] | undefined = json ? [] : undefined;
+      let size = 0;
+      ures.on('data', (c: Buffer) => {
+        if (!res.write(c)) ures.pause();
+        if (body === undefined) return;
+        size += c.length;
+        if (size > opts.maxParseBytes) body = undefined;
+        else body.push(c);
+      });
+      res.on('drain', () => ures.resume());
+      ures.on('end', () => {
+        answered = true;
+        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info);
+        res.end();
+        finish(false);
+      });
+      return;
+    }
+
+    const hold =
+      opts.guard && s !== undefined && ok && (cursor !== undefined || s.sendsIds) && s.log.size > 0
+        ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars }
+        : undefined;
+    if (hold === undefined) {
+      res.writeHead(status, headers);
+      res.flushHeaders();
+    }
+    relay = new SseRelay(
+      ures,
+      res,
+      {
+        onEvent,
+        decide: (ev) => {
+          const c = judge(ev, payloadDigest(ev.data));
+          if (!forks(c)) return 'pass';
+          s!.lost = true;
+          // The client is spared the fork, but the upstream did mint: the record says so.
+          if (c === 'restarts') {
+            table.reincarnate(s!);
+            spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+            ctx.history.moment(s!, true);
+          }
+          if (s!.pendingResume !== undefined) {
+            const r = s!.pendingResume;
+            s!.pendingResume = undefined;
+            spans.resume(s!, { ...r, status: 404 }, 'rejected_404', false);
+          }
+          refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
+          answered = true;
+          return 'refuse';
+        },
+      },
+      opts.maxEventChars,
+      hold,
+    );
+    const r = relay;
+    ures.on('end', () => {
+      answered = true;
+      if (r.refused) return;
+      if (r.finish().truncated) stats.malformedSse++;
+      stats.oversizeEvents += r.oversized;
+      res.end();
+      finish(false);
+    });
+  });
+}

@@ -1,0 +1,131 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import { SseParser, type SseEvent } from './building-blocks.js';
+
+/** What the relay's owner decides on the first id-bearing event of a held answer. */
+export type HoldDecision = 'pass' | 'refuse';
+
+export interface SseRelayHooks {
+  /** Each complete event, after its bytes went out (or, while held, before). Must not throw. */
+  onEvent(ev: SseEvent): void;
+  /**
+   * Held answers only: the first event with an id, before any byte went out. `refuse` drops the
+   * held bytes; the owner then answers the client itself.
+   */
+  decide?(ev: SseEvent): HoldDecision;
+  /** The head and held bytes are about to go out (held answers: after `pass` or the hold's end). */
+  onRelease?(): void;
+}
+
+/**
+ * Passes an upstream `text/event-stream` body through to the client chunk by chunk, unchanged,
+ * parsing a copy to report each event (bounded by `maxEventChars`: larger events pass through
+ * unrecorded). With `hold`, nothing is written until the first id-bearing event is judged, the
+ * hold time runs out, or `maxHoldChars` are held: then everything held goes out at once, unless
+ * refused. Backpressure: the upstream is paused while the client's socket is full.
+ */
+export class SseRelay {
+  private readonly parser: SseParser;
+  private readonly decoder = new StringDecoder('utf8');
+  private held: Buffer[] | undefined;
+  private heldChars = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writeHead: (() => void) | undefined;
+  /** Id-bearing events seen. */
+  events = 0;
+  refused = false;
+
+  constructor(
+    private readonly upstream: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly hooks: SseRelayHooks,
+    private readonly maxEventChars: number,
+    hold: { writeHead: () => void; ms: number; maxChars: number } | undefined,
+  ) {
+    this.parser = new SseParser(maxEventChars);
+    if (hold) {
+      this.held = [];
+      this.writeHead = hold.writeHead;
+      this.heldMax = hold.maxChars;
+      this.timer = setTimeout(() => this.release(), hold.ms);
+      this.timer.unref();
+    }
+    upstream.on('data', (chunk: Buffer) => this.onData(chunk));
+    res.on('drain', () => upstream.resume());
+  }
+
+  private heldMax = 0;
+  /** Last characters of the body, to tell a body that ended inside an event. */
+  private tail = '';
+
+  /** Events discarded from the record for their size (passed through all the same). */
+  get oversized(): number {
+    return this.parser.oversized;
+  }
+
+  /** True while bytes are held back. */
+  get holding(): boolean {
+    return this.held !== undefined;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.refused) return;
+    if (this.held !== undefined) {
+      this.held.push(chunk);
+      this.heldChars += chunk.length;
+    } else if (!this.res.write(chunk)) {
+      this.upstream.pause();
+    }
+    const text = this.decoder.write(chunk);
+    this.tail = text.length >= 4 ? text.slice(-4) : (this.tail + text).slice(-4);
+    const events = this.parser.push(text);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (this.held !== undefined && ev.id !== undefined && this.hooks.decide) {
+        if (this.hooks.decide(ev) === 'refuse') {
+          this.refuse();
+          return;
+        }
+        this.hooks.onEvent(ev);
+        this.release();
+        continue;
+      }
+      if (ev.id !== undefined) this.events++;
+      this.hooks.onEvent(ev);
+    }
+    if (this.held !== undefined && this.heldChars > this.heldMax) this.release();
+  }
+
+  /** Lets everything held go out and stops holding. */
+  release(): void {
+    if (this.held === undefined || this.refused) return;
+    if (this.timer) clearTimeout(this.timer);
+    const held = this.held;
+    this.held = undefined;
+    this.hooks.onRelease?.();
+    this.writeHead?.();
+    for (const b of held) if (!this.res.write(b)) this.upstream.pause();
+  }
+
+  private refuse(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.refused = true;
+    this.held = undefined;
+    this.upstream.destroy();
+  }
+
+  /** The upstream body ended: what is left unparsed is a truncated event. */
+  finish(): { truncated: boolean } {
+    if (this.timer) clearTimeout(this.timer);
+    this.release();
+    const t = this.tail;
+    // A body that stops without a blank line stopped inside an event.
+    const truncated = t !== '' && !(t.endsWith('\n\n') || t.endsWith('\r\r') || t.endsWith('\r\n\r\n'));
+    return { truncated };
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.held = undefined;
+  }
+}

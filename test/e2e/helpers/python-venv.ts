@@ -1,0 +1,20 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The pinned requirements of the Python fixtures; `.ci/run` builds a virtualenv from them. */
+export const PYTHON_REQUIREMENTS = fileURLToPath(new URL('../../fixtures/python/requirements.txt', import.meta.url));
+
+/**
+ * The virtualenv's python: `FORKWATCH_PYTHON_VENV`, else where `.ci/run` creates it,
+ * `${XDG_CACHE_HOME:-~/.cache}/forkwatch/venv-<first 12 hex of sha256(requirements.txt)>`.
+ * Undefined when absent (tests skip; CI fails before that in `.ci/run`).
+ */
+export function pythonVenv(): string | undefined {
+  const hash = createHash('sha256').update(readFileSync(PYTHON_REQUIREMENTS)).digest('hex').slice(0, 12);
+  const dir = process.env.FORKWATCH_PYTHON_VENV ?? join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'forkwatch', `venv-${hash}`);
+  const python = join(dir, 'bin', 'python');
+  return existsSync(python) ? python : undefined;
+}
