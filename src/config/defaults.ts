@@ -24,6 +24,12 @@ export const DEFAULT_CONFIG = {
   maxDecompressedBytes: 16 * 1024 * 1024,
   /** Spans accepted but not yet committed; past this OTLP requests get 503 + Retry-After. */
   maxQueuedSpans: 200_000,
+  /**
+   * OTLP bytes in flight across receivers, bytes: bodies being read (as announced, or as they
+   * arrive when chunked), inflated, and decoded batches waiting for their commit. Past it a
+   * request is answered 429 + Retry-After before its body is read.
+   */
+  maxInFlightBytes: 64 * 1024 * 1024,
   /** Retry-After sent with 503/429, seconds. */
   retryAfterSeconds: 2,
 
@@ -64,6 +70,7 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
   maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
   maxQueuedSpans: { min: 1, max: 100_000_000, integer: true },
+  maxInFlightBytes: { min: 1024 * 1024, max: 64 * 1024 ** 3, integer: true },
   retryAfterSeconds: { min: 1, max: 3600, integer: true },
   decisionWindowMs: { min: 0, max: 3_600_000 },
   maxSessions: { min: 1, max: 100_000_000, integer: true },

@@ -6,6 +6,7 @@ import { systemClock, type Clock, type EngineListener } from '../correlate/types
 import { createApiServer } from '../http/api-server.js';
 import { createOtlpServer } from '../http/otlp-server.js';
 import { createMetrics, type DetectorMetrics } from '../metrics/create-metrics.js';
+import { IngestBudget } from '../otlp/ingest-budget.js';
 import type { IngestMeta } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
@@ -24,6 +25,8 @@ export interface RunningDetector {
   engine: CorrelationEngine;
   store: Store;
   metrics: DetectorMetrics;
+  /** The OTLP bytes-in-flight budget every receiver of this detector shares. */
+  budget: IngestBudget;
   /** Drains: stop accepting, finish batches in hand, flush SQLite. Resolves true when all was committed. */
   close(): Promise<boolean>;
 }
@@ -87,6 +90,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       metrics.noteService(s.service);
     }
   };
+  const budget = new IngestBudget(config.maxInFlightBytes);
   let ready = false;
   let otlp: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
@@ -103,6 +107,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,
       retryAfterSeconds: config.retryAfterSeconds,
+      budget,
       onRequest: (outcome) => metrics.onOtlpRequest(outcome),
     });
     api = await createApiServer({
@@ -137,6 +142,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       engine,
       store,
       metrics,
+      budget,
       close: () =>
         (closing ??= (async () => {
           ready = false;
