@@ -1,4 +1,5 @@
 import type { DiagLogger } from '@opentelemetry/api';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Finding } from '../model/finding.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { SessionStateChange, Store } from '../storage/store.js';
@@ -6,8 +7,11 @@ import type { SessionStateChange, Store } from '../storage/store.js';
 /** What the pipeline needs of the correlation engine. */
 export interface EnginePort {
   ingest(spans: SpanRecord[]): void;
-  tick(): void;
-  takeDirty(): SessionStateChange[];
+  /** False when cut short after about `sliceMs` of work; the pipeline calls again after yielding. */
+  tick(sliceMs?: number): boolean | void;
+  takeDirty(max?: number): SessionStateChange[];
+  /** Sessions waiting for {@link takeDirty}; when absent, a backlog is not sliced. */
+  readonly dirtyCount?: number;
 }
 
 export interface IngestPipelineOptions {
@@ -24,6 +28,16 @@ export interface IngestPipelineOptions {
 
 /** Delay before a failed commit is retried, ms. */
 const STORAGE_RETRY_MS = 1000;
+/**
+ * Session states saved per SQLite transaction: a large backlog is committed in slices with the
+ * event loop free between them (a 130-state commit held it for over 100 ms under load, and
+ * /healthz waited behind it).
+ */
+export const COMMIT_SLICE_STATES = 16;
+/** Spans correlated in one go; a larger batch is cut, the event loop yielded between slices. */
+export const INGEST_SLICE_SPANS = 2048;
+/** Longest stretch of the engine's time-based work before the event loop is yielded, ms. */
+export const TICK_SLICE_MS = 20;
 
 interface Waiter {
   resolve(): void;
@@ -61,28 +75,129 @@ export class IngestPipeline {
    */
   offer(spans: SpanRecord[]): Promise<void> | 'overloaded' {
     if (this.closed || this.storageFailing || this.queuedSpans + spans.length > this.opts.maxQueuedSpans) return 'overloaded';
-    if (spans.length > 0) this.opts.engine.ingest(spans);
     this.queuedSpans += spans.length;
     this.opts.onQueueSize?.(this.queuedSpans);
+    if (spans.length <= INGEST_SLICE_SPANS) {
+      if (spans.length > 0) this.opts.engine.ingest(spans);
+      return this.await(spans.length);
+    }
+    return this.ingestSliced(spans);
+  }
+
+  /** A large batch is correlated in slices, the event loop free between them, then awaits its commit. */
+  private async ingestSliced(spans: SpanRecord[]): Promise<void> {
+    for (let i = 0; i < spans.length; i += INGEST_SLICE_SPANS) {
+      if (i > 0) await yieldToLoop();
+      this.opts.engine.ingest(spans.slice(i, i + INGEST_SLICE_SPANS));
+    }
+    return this.await(spans.length);
+  }
+
+  private await(spans: number): Promise<void> {
+    if (this.storageFailing) {
+      // Storage failed while this batch was being correlated: refused like the batches that were waiting.
+      this.queuedSpans = Math.max(0, this.queuedSpans - spans);
+      return Promise.reject(new Error('storage failing'));
+    }
     return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject, spans: spans.length });
+      this.waiters.push({ resolve, reject, spans });
       this.schedule();
     });
   }
 
   /** Runs the engine's time-based decisions; their findings go out with the next commit. */
   tick(): void {
-    this.opts.engine.tick();
+    if (this.ticking) return;
+    if (this.opts.engine.tick(TICK_SLICE_MS) === false) {
+      this.ticking = true;
+      setImmediate(() => {
+        this.ticking = false;
+        if (!this.closed) this.tick();
+      });
+    }
     this.schedule();
   }
 
+  private ticking = false;
+
   private schedule(): void {
-    if (this.timer || this.closed) return;
+    if (this.timer || this.closed || this.flushing) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush();
+      void this.flushSliced();
     }, this.opts.commitIntervalMs);
     // Not unref'd: while it is armed there is uncommitted work that must not be abandoned.
+  }
+
+  private flushing = false;
+
+  /**
+   * The timer's commit: the same as {@link flush}, in transactions of at most
+   * COMMIT_SLICE_STATES states with the event loop free between them. The waiters of the batch
+   * are answered once every slice is in; a crash between slices loses nothing acknowledged.
+   */
+  private async flushSliced(): Promise<void> {
+    const waiters = this.waiters;
+    const findings = [...this.findings.values()];
+    // States dirtied while slicing belong to later requests: slicing stops at what was there.
+    let left = this.opts.engine.dirtyCount ?? Infinity;
+    let states = this.opts.engine.takeDirty(COMMIT_SLICE_STATES);
+    if (waiters.length === 0 && findings.length === 0 && states.length === 0) return;
+    this.flushing = true;
+    this.waiters = [];
+    this.findings.clear();
+    try {
+      this.commitSlice(findings, states);
+      left -= states.length;
+      while (states.length === COMMIT_SLICE_STATES && left > 0 && !this.closed) {
+        await yieldToLoop();
+        states = this.opts.engine.takeDirty(Math.min(COMMIT_SLICE_STATES, left));
+        if (states.length === 0) break;
+        this.commitSlice([], states);
+        left -= states.length;
+      }
+    } catch (err) {
+      for (const f of findings) if (!this.findings.has(f.id)) this.findings.set(f.id, f);
+      this.fail(err, waiters);
+      return;
+    } finally {
+      this.flushing = false;
+    }
+    this.answered(waiters);
+    if (this.waiters.length > 0 || this.findings.size > 0 || (this.opts.engine.dirtyCount ?? 0) > 0) this.schedule();
+  }
+
+  /** Commits one slice; on failure the states are kept for the retry and the error rethrown. */
+  private commitSlice(findings: Finding[], states: SessionStateChange[]): void {
+    try {
+      this.opts.store.commit({ findings, states });
+    } catch (err) {
+      this.pendingStates = mergeStates(this.pendingStates, states);
+      throw err;
+    }
+  }
+
+  private answered(waiters: Waiter[]): void {
+    let spans = 0;
+    for (const w of waiters) spans += w.spans;
+    this.queuedSpans = Math.max(0, this.queuedSpans - spans);
+    this.opts.onQueueSize?.(this.queuedSpans);
+    for (const w of waiters) w.resolve();
+  }
+
+  /** Storage failed: every waiting request is refused (its exporter retries) until a retry succeeds. */
+  private fail(err: unknown, waiters: Waiter[]): void {
+    this.storageFailing = true;
+    this.opts.onStorageError?.(err);
+    this.opts.logger.error('commit failed; will retry', err);
+    const all = waiters.concat(this.waiters);
+    this.waiters = [];
+    this.queuedSpans = 0;
+    this.opts.onQueueSize?.(0);
+    for (const w of all) w.reject(err);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.scheduleRetry();
   }
 
   /** Commits everything pending now. Returns false when the commit failed (kept for retry). */
@@ -95,27 +210,17 @@ export class IngestPipeline {
     const states = this.opts.engine.takeDirty();
     const findings = [...this.findings.values()];
     if (waiters.length === 0 && states.length === 0 && findings.length === 0) return true;
+    this.waiters = [];
     try {
-      this.opts.store.commit({ findings, states });
+      this.commitSlice(findings, states);
     } catch (err) {
-      // Keep the findings; the states go back by re-marking nothing: the engine still holds the
-      // live state in memory and the next successful commit writes a superset.
-      this.pendingStates = mergeStates(this.pendingStates, states);
-      this.storageFailing = true;
-      this.opts.onStorageError?.(err);
-      this.opts.logger.error('commit failed; will retry', err);
-      this.waiters = [];
-      this.queuedSpans = 0;
-      this.opts.onQueueSize?.(0);
-      for (const w of waiters) w.reject(err);
-      this.scheduleRetry();
+      // Keep the findings; the states were kept by commitSlice: the engine still holds the live
+      // state in memory and the next successful commit writes a superset.
+      this.fail(err, waiters);
       return false;
     }
     this.findings.clear();
-    this.waiters = [];
-    this.queuedSpans = 0;
-    this.opts.onQueueSize?.(0);
-    for (const w of waiters) w.resolve();
+    this.answered(waiters);
     return true;
   }
 
