@@ -7,8 +7,9 @@ import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
+import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
-export interface ApiServerOptions {
+export interface ApiServerOptions extends ServerLimits {
   store: Store;
   /** The engine's live lineage of a session key, or undefined when it no longer holds it. */
   lineage: (key: string) => SessionLineage | undefined;
@@ -45,9 +46,11 @@ const MAX_ECHOED_URL = 200;
  */
 export async function createApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
+  const limits = fastifyLimitOptions(options);
   const app: FastifyInstance = options.logger
-    ? (Fastify({ loggerInstance: options.logger }) as unknown as FastifyInstance)
-    : Fastify({ logger: false });
+    ? (Fastify({ loggerInstance: options.logger, ...limits }) as unknown as FastifyInstance)
+    : Fastify({ logger: false, ...limits });
+  applyConnectionLimit(app, options);
 
   installRouteAuth(app, {
     ...(options.authToken !== undefined ? { token: options.authToken } : {}),

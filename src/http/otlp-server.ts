@@ -13,6 +13,7 @@ import { IngestBudget, type IngestLease } from '../otlp/ingest-budget.js';
 import type { IngestSink } from '../otlp/ingest-sink.js';
 import { encodingOf, formatOf, gunzipBounded, withTimeout } from './otlp-request.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
+import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
 /** Why a request (or some of its spans) was refused; the `reason` of `forkwatch_spans_rejected_total`. */
 export type OtlpRefusalReason =
@@ -41,7 +42,7 @@ export interface OtlpRequestOutcome {
   foreign: number;
 }
 
-export interface OtlpServerOptions {
+export interface OtlpServerOptions extends ServerLimits {
   /** Where decoded forkwatch spans go. Required. */
   sink: IngestSink;
   /** When set, requests need `Authorization: Bearer <authToken>`; checked before the body is read. Default: unset. */
@@ -114,7 +115,8 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
   const budget = options.budget ?? new IngestBudget(DEFAULT_OTLP_SERVER_OPTIONS.maxInFlightBytes);
   const overBudget = (): ForkwatchError => createError('FORKWATCH_ERR_INGEST_BUDGET', budget.maxBytes, retryAfter);
 
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes });
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes, ...fastifyLimitOptions(options) });
+  applyConnectionLimit(app, options);
   installRouteAuth(app, {
     ...(options.authToken ? { token: options.authToken } : {}),
     deny: (req, reply) => refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),

@@ -108,6 +108,9 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       maxDecompressedBytes: config.maxDecompressedBytes,
       retryAfterSeconds: config.retryAfterSeconds,
       budget,
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      maxConnections: config.maxConnections,
       onRequest: (outcome) => metrics.onOtlpRequest(outcome),
     });
     api = await createApiServer({
@@ -116,6 +119,9 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       metrics,
       authToken: config.authToken || undefined,
       metricsAuth: config.metricsAuth,
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      maxConnections: config.maxConnections,
       ready: () => ready && !p.storageFailing,
     });
     const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
