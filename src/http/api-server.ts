@@ -21,6 +21,8 @@ export interface ApiServerOptions extends ServerLimits {
   metricsAuth?: boolean;
   /** Readiness for `/readyz`. */
   ready: () => boolean;
+  /** Why the detector is not ready (e.g. the storage error), given in `/readyz`'s `reason`. */
+  notReadyReason?: () => string | undefined;
   /** Request and error logging; default none. */
   logger?: FastifyBaseLogger;
   /** Clock for relative `since` values, epoch ms; default `Date.now`. */
@@ -124,7 +126,14 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
       ready = false;
     }
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not_ready' };
+    if (ready) return { status: 'ready' };
+    let reason: string | undefined;
+    try {
+      reason = options.notReadyReason?.();
+    } catch {
+      reason = undefined;
+    }
+    return reason === undefined ? { status: 'not_ready' } : { status: 'not_ready', reason };
   });
 
   return app;

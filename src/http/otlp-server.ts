@@ -10,7 +10,7 @@ import type { DecodeResult } from '../otlp/decode-result.js';
 import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
 import type { OtlpFormat } from '../otlp/export-response.js';
 import { IngestBudget, type IngestLease } from '../otlp/ingest-budget.js';
-import type { IngestSink } from '../otlp/ingest-sink.js';
+import type { IngestRefusal, IngestSink } from '../otlp/ingest-sink.js';
 import { encodingOf, formatOf, gunzipBounded, withTimeout } from './otlp-request.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
@@ -96,6 +96,7 @@ const REASON_BY_CODE: Partial<Record<ErrorCode, OtlpRefusalReason>> = {
   FORKWATCH_ERR_OTLP_DECODE: 'decode_error',
   FORKWATCH_ERR_OVERLOADED: 'overloaded',
   FORKWATCH_ERR_INGEST_BUDGET: 'overloaded',
+  FORKWATCH_ERR_STORAGE_UNAVAILABLE: 'overloaded',
 };
 
 /** The budget lease of each request being served. */
@@ -231,7 +232,7 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
           rejectReasons: result.rejectReasons,
         };
         const overloaded = createError('FORKWATCH_ERR_OVERLOADED', retryAfter);
-        let offered: Promise<void> | 'overloaded';
+        let offered: Promise<void> | IngestRefusal;
         try {
           offered = sink.offer(result.spans, meta);
         } catch (err) {
@@ -239,6 +240,9 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
           return refuse(req, reply, overloaded, result);
         }
         if (offered === 'overloaded') return refuse(req, reply, overloaded, result);
+        if (typeof offered === 'object' && 'storage' in offered) {
+          return refuse(req, reply, createError('FORKWATCH_ERR_STORAGE_UNAVAILABLE', offered.storage, retryAfter), result);
+        }
         try {
           await withTimeout(offered, sinkTimeoutMs);
         } catch (err) {

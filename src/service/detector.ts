@@ -123,6 +123,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       headersTimeoutMs: config.headersTimeoutMs,
       maxConnections: config.maxConnections,
       ready: () => ready && !p.storageFailing,
+      notReadyReason: () => (p.storageFailing ? `storage: ${p.storageError ?? 'commit failed'}` : ready ? undefined : 'starting or stopping'),
     });
     const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
     const httpAddr = await api.listen({ host: config.host, port: config.httpPort });

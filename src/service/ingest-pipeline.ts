@@ -2,6 +2,7 @@ import type { DiagLogger } from '@opentelemetry/api';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Finding } from '../model/finding.js';
 import type { SpanRecord } from '../model/span-record.js';
+import type { IngestRefusal } from '../otlp/ingest-sink.js';
 import type { SessionStateChange, Store } from '../storage/store.js';
 
 /** What the pipeline needs of the correlation engine. */
@@ -16,7 +17,7 @@ export interface EnginePort {
 
 export interface IngestPipelineOptions {
   engine: EnginePort;
-  store: Store;
+  store: Pick<Store, 'commit'> & Partial<Pick<Store, 'checkpoint'>>;
   /** Spans accepted but not yet committed before `offer` answers 'overloaded'. */
   maxQueuedSpans: number;
   /** Group-commit interval, ms: requests arriving within it share one SQLite transaction. */
@@ -26,8 +27,10 @@ export interface IngestPipelineOptions {
   onStorageError?(err: unknown): void;
 }
 
-/** Delay before a failed commit is retried, ms. */
-const STORAGE_RETRY_MS = 1000;
+/** Delay before a failed commit is first retried, ms; it doubles on each failure up to STORAGE_RETRY_MAX_MS. */
+export const STORAGE_RETRY_MS = 1000;
+/** Longest delay between storage retries, ms. */
+export const STORAGE_RETRY_MAX_MS = 30_000;
 /**
  * Session states saved per SQLite transaction: a large backlog is committed in slices with the
  * event loop free between them (a 130-state commit held it for over 100 ms under load, and
@@ -60,6 +63,9 @@ export class IngestPipeline {
   private closed = false;
   /** Set while the last commit failed; new batches are refused until one succeeds. */
   storageFailing = false;
+  /** What the last failed commit said, while {@link storageFailing}. */
+  storageError: string | undefined;
+  private retryDelayMs = STORAGE_RETRY_MS;
 
   constructor(private readonly opts: IngestPipelineOptions) {}
 
@@ -73,8 +79,9 @@ export class IngestPipeline {
    * Correlates `spans` and resolves once their effects are committed; 'overloaded' when the
    * uncommitted backlog is full or storage is failing (the receiver answers 503 + Retry-After).
    */
-  offer(spans: SpanRecord[]): Promise<void> | 'overloaded' {
-    if (this.closed || this.storageFailing || this.queuedSpans + spans.length > this.opts.maxQueuedSpans) return 'overloaded';
+  offer(spans: SpanRecord[]): Promise<void> | IngestRefusal {
+    if (this.storageFailing) return { storage: this.storageError ?? 'commit failed' };
+    if (this.closed || this.queuedSpans + spans.length > this.opts.maxQueuedSpans) return 'overloaded';
     this.queuedSpans += spans.length;
     this.opts.onQueueSize?.(this.queuedSpans);
     if (spans.length <= INGEST_SLICE_SPANS) {
@@ -188,6 +195,7 @@ export class IngestPipeline {
   /** Storage failed: every waiting request is refused (its exporter retries) until a retry succeeds. */
   private fail(err: unknown, waiters: Waiter[]): void {
     this.storageFailing = true;
+    this.storageError = describe(err);
     this.opts.onStorageError?.(err);
     this.opts.logger.error('commit failed; will retry', err);
     const all = waiters.concat(this.waiters);
@@ -227,27 +235,37 @@ export class IngestPipeline {
   private pendingStates: SessionStateChange[] = [];
 
   private retry(): void {
+    // A full disk leaves the freed space inside the WAL: give it back before writing again.
+    try {
+      this.opts.store.checkpoint?.();
+    } catch (err) {
+      this.opts.logger.warn('checkpoint before retry failed', err);
+    }
     const states = mergeStates(this.pendingStates, this.opts.engine.takeDirty());
     try {
       this.opts.store.commit({ findings: [...this.findings.values()], states });
       this.pendingStates = [];
       this.findings.clear();
       this.storageFailing = false;
+      this.storageError = undefined;
+      this.retryDelayMs = STORAGE_RETRY_MS;
       this.opts.logger.info('storage recovered');
     } catch (err) {
       this.pendingStates = states;
+      this.storageError = describe(err);
       this.opts.onStorageError?.(err);
+      this.retryDelayMs = Math.min(STORAGE_RETRY_MAX_MS, this.retryDelayMs * 2);
       this.scheduleRetry();
     }
   }
 
-  /** Storage failed: retry the commit in a second, while new batches are refused (503). */
+  /** Storage failed: retry after a backoff, while new batches are refused (503 naming the storage error). */
   private scheduleRetry(): void {
     if (this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.retry();
-    }, STORAGE_RETRY_MS);
+    }, this.retryDelayMs);
   }
 
   /** Stops accepting, commits what is in hand. */
@@ -263,6 +281,13 @@ export class IngestPipeline {
     }
     return this.flush();
   }
+}
+
+function describe(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } };
+  const code = typeof e?.cause?.code === 'string' ? e.cause.code : typeof e?.code === 'string' ? e.code : undefined;
+  const msg = typeof e?.message === 'string' ? e.message : String(err);
+  return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
 }
 
 function mergeStates(a: SessionStateChange[], b: SessionStateChange[]): SessionStateChange[] {
