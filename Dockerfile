@@ -4,23 +4,27 @@
 # better-sqlite3 compiles from source when no prebuilt binary matches, hence the build tools in
 # the build stage only.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/instrumentation/package.json ./packages/instrumentation/
 RUN npm ci
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.base.json ./
+COPY packages/instrumentation ./packages/instrumentation
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     FORKWATCH_DB=/data/forkwatch.db
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/instrumentation/package.json ./packages/instrumentation/
+COPY --from=build /app/packages/instrumentation/dist ./packages/instrumentation/dist
 COPY package.json ./
 COPY docs ./docs
 # A wrapper rather than a symlink: works whether or not dist/cli/bin.js is executable.

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
 import type { SpanRecord } from '../src/model/span-record.js';
-import { ATTR_SESSION_KEY } from '../src/semconv.js';
+import { ATTR_SESSION_KEY } from '../packages/instrumentation/src/semconv.js';
 import { healthyResumeScenario, seedScenario } from '../test/fixtures/scenarios/scenarios.js';
 
 export interface EngineBenchResult {

@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { BenchApp, BenchSides } from './instrumentation.js';
 
 /**
  * requestSpanDelayMs under valgrind, in place of the default 1 s. Valgrind runs node ~50 times
@@ -19,16 +20,16 @@ import { fileURLToPath } from 'node:url';
  */
 const VALGRIND_SPAN_DELAY_MS = 100_000;
 
-const SHORT = 100;
-const LONG = 500;
+const SHORT = 60;
+const LONG = 260;
 
-function count(variant: 'plain' | 'instrumented', calls: number): Promise<number> {
+function count(variant: BenchSides, app: BenchApp, calls: number): Promise<number> {
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const child = spawn(
       'valgrind',
       ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, '--single-threaded', '--expose-gc', script],
-      { env: { ...process.env, VARIANT: variant, N: String(calls), REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS) }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, VARIANT: variant, APP: app, N: String(calls), REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS) }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -36,26 +37,39 @@ function count(variant: 'plain' | 'instrumented', calls: number): Promise<number
     child.on('error', reject);
     child.on('close', () => {
       const m = /I\s+refs:\s+([\d,]+)/.exec(out);
-      if (!out.includes('RUN_OK') || !m) reject(new Error(`valgrind run of ${variant} x${calls} failed:\n${out.slice(-2000)}`));
+      if (!out.includes('RUN_OK') || !m) reject(new Error(`valgrind run of ${app}/${variant} x${calls} failed:\n${out.slice(-2000)}`));
       else resolve(Number(m[1]!.replace(/,/g, '')));
     });
   });
 }
 
-export interface InstructionCountResult {
-  plainPerCall: number;
-  instrumentedPerCall: number;
-  /** instrumented/plain - 1. */
+export interface InstructionCountRow {
+  app: BenchApp;
+  sides: BenchSides;
+  /** Instructions per tool call. */
+  perCall: number;
+  /** perCall / the same app's uninstrumented perCall - 1 (0 for the uninstrumented row). */
   overhead: number;
 }
 
-/** Two valgrind runs at a time (the machine has two cores). */
-export async function benchInstructionCount(): Promise<InstructionCountResult> {
-  const perCall = async (variant: 'plain' | 'instrumented'): Promise<number> => {
-    const [short, long] = await Promise.all([count(variant, SHORT), count(variant, LONG)]);
-    return (long - short) / (LONG - SHORT);
-  };
-  const plainPerCall = await perCall('plain');
-  const instrumentedPerCall = await perCall('instrumented');
-  return { plainPerCall, instrumentedPerCall, overhead: instrumentedPerCall / plainPerCall - 1 };
+/**
+ * Every app with no side, both sides, the server alone and the client alone instrumented, each
+ * exporting through a BatchSpanProcessor and the real OTLP/protobuf exporter to a local sink.
+ * Two valgrind runs at a time (the machine has two cores).
+ */
+export async function benchInstructionCount(
+  apps: BenchApp[] = ['echo', 'progress-store'],
+  sides: BenchSides[] = ['none', 'both', 'server', 'client'],
+): Promise<InstructionCountRow[]> {
+  const rows: InstructionCountRow[] = [];
+  for (const app of apps) {
+    let plain = NaN;
+    for (const side of sides) {
+      const [short, long] = await Promise.all([count(side, app, SHORT), count(side, app, LONG)]);
+      const perCall = (long - short) / (LONG - SHORT);
+      if (side === 'none') plain = perCall;
+      rows.push({ app, sides: side, perCall, overhead: side === 'none' ? 0 : perCall / plain - 1 });
+    }
+  }
+  return rows;
 }

@@ -13,12 +13,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { z } from 'zod';
-import { createServerInstrumentation } from '../src/instrumentation/server/index.js';
-import { createClientInstrumentation } from '../src/instrumentation/client/index.js';
+import { createServerInstrumentation } from '../packages/instrumentation/src/server/index.js';
+import { createClientInstrumentation } from '../packages/instrumentation/src/client/index.js';
 
 interface Variant {
   name: string;
+  app: BenchApp;
   url: string;
   client: Client;
   close(): Promise<void>;
@@ -47,13 +49,34 @@ export async function otlpSink(): Promise<{ url: string; spans: () => number; cl
   };
 }
 
+/** Progress notifications the `progress` tool sends per call (each an SSE event with an event store). */
+export const PROGRESS_PER_CALL = 5;
+
 function buildMcp(): McpServer {
   const mcp = new McpServer({ name: 'bench', version: '1.0.0' });
   mcp.registerTool('echo', { description: 'echo', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
+  mcp.registerTool('progress', { description: 'progress', inputSchema: { text: z.string() } }, async ({ text }, extra) => {
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      for (let i = 1; i <= PROGRESS_PER_CALL; i++) {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: PROGRESS_PER_CALL } });
+      }
+    }
+    return { content: [{ type: 'text', text }] };
+  });
   return mcp;
 }
+
+/**
+ * The app measured: `echo` on a server without an event store (nothing resumable), or `progress`
+ * (5 progress notifications per call, the caller asking for them) on a server with the SDK's
+ * InMemoryEventStore, so every SSE event has an id and could be resumed.
+ */
+export type BenchApp = 'echo' | 'progress-store';
+/** Which sides are instrumented. */
+export type BenchSides = 'none' | 'both' | 'server' | 'client';
 
 /**
  * Node's fetch with the request's AbortSignal left out, under both variants alike. The SDK hands
@@ -66,7 +89,13 @@ function buildMcp(): McpServer {
 const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
   fetch(input, init?.signal ? { ...init, signal: undefined } : init);
 
-export async function startVariant(instrumented: boolean, otlpUrl: string, opts: { requestSpanDelayMs?: number } = {}): Promise<Variant> {
+export async function startVariant(
+  instrumented: boolean | BenchSides,
+  otlpUrl: string,
+  opts: { requestSpanDelayMs?: number } = {},
+  app: BenchApp = 'echo',
+): Promise<Variant> {
+  const sides: BenchSides = instrumented === true ? 'both' : instrumented === false ? 'none' : instrumented;
   const providers: BasicTracerProvider[] = [];
   const provider = (service: string): BasicTracerProvider => {
     const p = new BasicTracerProvider({
@@ -76,7 +105,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string, opts:
     providers.push(p);
     return p;
   };
-  const serverFw = instrumented ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...opts }) : undefined;
+  const serverFw = sides === 'both' || sides === 'server' ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...opts }) : undefined;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = req.headers['mcp-session-id'];
@@ -84,6 +113,7 @@ export async function startVariant(instrumented: boolean, otlpUrl: string, opts:
     if (!transport) {
       const t = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
+        ...(app === 'progress-store' ? { eventStore: new InMemoryEventStore() } : {}),
         onsessioninitialized: (sid) => void transports.set(sid, t),
       });
       transport = serverFw ? serverFw.observeTransport(t) : t;
@@ -92,16 +122,20 @@ export async function startVariant(instrumented: boolean, otlpUrl: string, opts:
     await transport.handleRequest(req, res);
   };
   const http = createServer(serverFw ? serverFw.wrapHandler(handler) : handler);
+  // No idle timeout on kept-alive sockets: under valgrind (~50x slower) the default 5 s closed a
+  // socket the client was about to reuse, and the call failed with ECONNRESET.
+  http.keepAliveTimeout = 0;
   const url = await listen(http);
-  const clientFw = instrumented ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
+  const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: clientFw ? clientFw.wrapFetch(withoutSignal) : withoutSignal });
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);
   await client.connect(transport);
   return {
-    name: instrumented ? 'instrumented' : 'plain',
+    name: sides === 'none' ? 'plain' : sides,
     url,
     client,
+    app,
     close: async () => {
       await client.close();
       for (const t of transports.values()) await t.close();
@@ -120,6 +154,8 @@ async function measured(v: Variant, calls: number, concurrency: number): Promise
   return { rate, cpuUs: (c.user + c.system) / calls };
 }
 
+const noop = (): void => undefined;
+
 export async function round(v: Variant, calls: number, concurrency: number): Promise<number> {
   let next = 0;
   const t0 = process.hrtime.bigint();
@@ -127,7 +163,8 @@ export async function round(v: Variant, calls: number, concurrency: number): Pro
     Array.from({ length: concurrency }, async () => {
       while (next < calls) {
         next++;
-        await v.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+        if (v.app === 'echo') await v.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+        else await v.client.callTool({ name: 'progress', arguments: { text: 'hello' } }, undefined, { onprogress: noop });
       }
     }),
   );
@@ -215,14 +252,14 @@ export function spread(values: number[], resamples = 10_000): Spread {
  * other tenant's load), and it leaves each slice's garbage and concurrent GC work to the next
  * slice, the other variant's, which pulls the difference toward zero.
  */
-export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number } = {}): Promise<InstrumentationBenchResult> {
+export async function benchInstrumentation(opts: { rounds?: number; calls?: number; concurrency?: number; app?: BenchApp } = {}): Promise<InstrumentationBenchResult> {
   const rounds = opts.rounds ?? 21;
   const calls = opts.calls ?? 1000;
   const concurrency = opts.concurrency ?? 4;
   const gc = (globalThis as { gc?: () => void }).gc;
   const sink = await otlpSink();
-  const plain = await startVariant(false, sink.url);
-  const inst = await startVariant(true, sink.url);
+  const plain = await startVariant(false, sink.url, {}, opts.app);
+  const inst = await startVariant(true, sink.url, {}, opts.app);
   // Warm-up both, interleaved, long enough for the JIT to settle (throughput still climbs after 100 calls).
   for (let i = 0; i < 3; i++) {
     await round(plain, 300, concurrency);

@@ -2,6 +2,7 @@
  * Every error forkwatch raises or answers with has a code defined here and documented in
  * docs/errors.md; test/errors.test.ts keeps the two in step.
  */
+import { INSTRUMENTATION_ERROR_CODES } from '@forkwatch/instrumentation/errors';
 
 export interface ErrorDefinition {
   /** HTTP status when the error is answered over HTTP; 500 otherwise. */
@@ -11,8 +12,10 @@ export interface ErrorDefinition {
 }
 
 export const ERROR_CODES = {
+  // ---- instrumentation (guards, SessionForkError), defined in @forkwatch/instrumentation ----
+  ...INSTRUMENTATION_ERROR_CODES,
+
   // ---- configuration and CLI ----
-  FORKWATCH_ERR_CONFIG_INVALID: { status: 500, message: 'invalid configuration: %s' },
   FORKWATCH_ERR_CLI_USAGE: { status: 500, message: '%s' },
 
   // ---- OTLP receiver ----

@@ -1,4 +1,4 @@
-/** `forkwatch`: the detector service API. Instrumentation lives in `forkwatch/server` and `forkwatch/client`. */
+/** `forkwatch`: the detector service API. Instrumentation lives in `@forkwatch/instrumentation/server` and `@forkwatch/instrumentation/client`. */
 export { startDetector } from './service/detector.js';
 export type { RunningDetector } from './service/detector.js';
 export { IngestPipeline } from './service/ingest-pipeline.js';

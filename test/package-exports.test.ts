@@ -1,21 +1,28 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 
-// Self-reference by package name resolves through package.json "exports" to the built dist/,
-// exactly as a user's `import ... from 'forkwatch/server'` does.
-test('the three entry points resolve by package name and export their API', async () => {
-  const root = await import('forkwatch');
-  for (const name of ['startDetector', 'CorrelationEngine', 'decodeProtobuf', 'decodeJson', 'openStore', 'createMetrics', 'loadConfig']) {
-    assert.equal(typeof (root as Record<string, unknown>)[name], 'function', `forkwatch exports ${name}`);
+// A child process without the test runner's `forkwatch-source` condition resolves the packages
+// through package.json "exports" to the built dist/, exactly as a user's import does.
+function importInChild(code: string): Record<string, string[]> {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  return JSON.parse(out) as Record<string, string[]>;
+}
+
+test('the entry points of both packages resolve by package name to dist/ and export their API', () => {
+  const entries = ['forkwatch', '@forkwatch/instrumentation', '@forkwatch/instrumentation/server', '@forkwatch/instrumentation/client', '@forkwatch/instrumentation/wire', '@forkwatch/instrumentation/semconv', '@forkwatch/instrumentation/errors'];
+  const exported = importInChild(`const r = {}; for (const e of ${JSON.stringify(entries)}) { const m = await import(e); r[e] = Object.keys(m).filter((k) => typeof m[k] === 'function'); r[e + ' url'] = [import.meta.resolve(e)]; } console.log(JSON.stringify(r));`);
+  const expect: Record<string, string[]> = {
+    forkwatch: ['startDetector', 'CorrelationEngine', 'decodeProtobuf', 'decodeJson', 'openStore', 'createMetrics', 'loadConfig'],
+    '@forkwatch/instrumentation/server': ['createServerInstrumentation', 'createSessionGuard', 'GuardedEventStore'],
+    '@forkwatch/instrumentation/client': ['createClientInstrumentation', 'createClientGuard', 'ForkGuard', 'SessionForkError', 'connectGuarded'],
+    '@forkwatch/instrumentation/wire': ['SseParser', 'describeText', 'parseEventId', 'sessionKey', 'SpanEmitter'],
+    '@forkwatch/instrumentation/errors': ['createError', 'InstrumentationError'],
+  };
+  for (const [entry, names] of Object.entries(expect)) {
+    for (const name of names) assert.ok(exported[entry]!.includes(name), `${entry} exports ${name}`);
   }
-  const server = await import('forkwatch/server');
-  for (const name of ['createServerInstrumentation', 'createSessionGuard', 'GuardedEventStore']) {
-    assert.equal(typeof (server as Record<string, unknown>)[name], 'function', `forkwatch/server exports ${name}`);
-  }
-  const client = await import('forkwatch/client');
-  for (const name of ['createClientInstrumentation', 'createClientGuard', 'ForkGuard', 'SessionForkError', 'connectGuarded']) {
-    assert.equal(typeof (client as Record<string, unknown>)[name], 'function', `forkwatch/client exports ${name}`);
-  }
+  for (const entry of entries) assert.match(exported[`${entry} url`]![0]!, /\/dist\/.*\.js$/, `${entry} resolves to built JS`);
 });
 
 test('the CLI is declared as a bin', async () => {

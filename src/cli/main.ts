@@ -4,7 +4,10 @@ import { runServe } from './serve.js';
 import { runDemo } from './demo.js';
 import { runAnalyze } from './analyze.js';
 
-const VERSION = '0.1.0';
+import { createRequire } from 'node:module';
+
+/** The package's version, read once from its package.json (dist/cli and src/cli are both two levels down). */
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 const USAGE = `forkwatch ${VERSION}: session-fork detector for MCP fleets (Streamable HTTP)
 
@@ -12,8 +15,9 @@ Usage:
   forkwatch serve   [flags]           run the detector (OTLP/HTTP in, findings, /metrics, API)
   forkwatch demo    [demo flags]      watch the seed fork happen against a naive server, and not
                                       against a guarded one (starts everything it needs)
-  forkwatch analyze FILE...           offline forensics over OTLP JSON exports (one
-                                      ExportTraceServiceRequest per line); exit 1 if findings
+  forkwatch analyze [--json] FILE...  offline forensics over OTLP JSON exports (one
+                                      ExportTraceServiceRequest per line); exit 1 if findings;
+                                      --json prints the findings as one JSON array (API shapes)
   forkwatch help | --help | --version
 
 Exit status: 0 ok, 1 findings (analyze) or runtime failure, 2 bad usage or configuration.

@@ -8,9 +8,10 @@ import { startDetector } from '../service/detector.js';
  * in hand, flush SQLite) and resolves 0; 1 when the drain could not commit everything in time.
  */
 export async function runServe(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { config, positionals } = loadConfig({ argv, env });
+  const { config, positionals, warnings } = loadConfig({ argv, env });
   if (positionals.length > 0) throw createError('FORKWATCH_ERR_CLI_USAGE', `serve takes no arguments, got ${JSON.stringify(positionals[0])}`);
   const logger = createJsonLogger(config.logLevel as LogLevel);
+  for (const w of warnings) logger.warn(w);
   const detector = await startDetector(config, logger);
   process.stdout.write(`forkwatch listening otlp=${detector.otlpUrl} http=${detector.httpUrl}\n`);
   return new Promise<number>((resolve) => {

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { createError } from '../errors.js';
 import { CONFIG_BOUNDS, DEFAULT_CONFIG, FOREIGN_FORKWATCH_ENV, LOG_LEVELS, type ConfigKey, type DetectorConfig } from './defaults.js';
 
@@ -20,47 +21,46 @@ const BY_ENV = new Map(KEYS.map((k) => [envName(k), k]));
 export type RawConfig = Partial<Record<ConfigKey, string | boolean | number>>;
 
 /**
- * Reads `FORKWATCH_*` variables. Unknown ones are reported as problems: a typo in a deployment
- * manifest must not silently fall back to a default.
+ * Reads `FORKWATCH_*` variables. Unknown ones are warned about, not fatal: other tools share the
+ * prefix (the instrumentation's `FORKWATCH_SESSION_SALT`, a proxy's settings), and a detector must
+ * not refuse to start over a variable meant for another process. The warning names it, so a typo
+ * in a manifest is still seen.
  */
-export function readEnv(env: NodeJS.ProcessEnv, problems: string[]): RawConfig {
+export function readEnv(env: NodeJS.ProcessEnv, warnings: string[]): RawConfig {
   const raw: RawConfig = {};
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('FORKWATCH_') || value === undefined || FOREIGN_FORKWATCH_ENV.has(name)) continue;
     const key = BY_ENV.get(name);
-    if (!key) problems.push(`unknown environment variable ${name}`);
+    if (!key) warnings.push(`unknown environment variable ${name} ignored (not a detector setting; see forkwatch serve --help)`);
     else raw[key] = value;
   }
   return raw;
 }
 
+/** parseArgs' option table, derived from the defaults: booleans are bare flags, the rest take a value. */
+const PARSE_OPTIONS = Object.fromEntries(
+  KEYS.map((k) => [flagName(k), { type: typeof DEFAULT_CONFIG[k] === 'boolean' ? ('boolean' as const) : ('string' as const) }]),
+);
+
 /**
- * Parses `--flag value`, `--flag=value` and bare boolean flags. Returns config values and the
- * remaining positional arguments; unknown flags are problems.
+ * Parses `--flag value`, `--flag=value` and bare boolean flags with `node:util` parseArgs. Returns
+ * config values and the remaining positional arguments; unknown flags and missing values are
+ * problems (collected, not thrown one at a time).
  */
 export function readFlags(argv: string[], problems: string[]): { raw: RawConfig; positionals: string[] } {
   const raw: RawConfig = {};
   const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
+  const { tokens } = parseArgs({ args: argv, options: PARSE_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  for (const t of tokens) {
+    if (t.kind === 'positional') positionals.push(t.value);
+    else if (t.kind === 'option-terminator') continue;
+    else {
+      const key = BY_FLAG.get(t.name);
+      if (!key) problems.push(`unknown flag ${t.rawName}`);
+      else if (typeof DEFAULT_CONFIG[key] === 'boolean') raw[key] = t.value === undefined ? true : t.value;
+      else if (t.value === undefined) problems.push(`${t.rawName} needs a value`);
+      else raw[key] = t.value;
     }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const key = BY_FLAG.get(name);
-    if (!key) {
-      problems.push(`unknown flag --${name}`);
-      continue;
-    }
-    if (typeof DEFAULT_CONFIG[key] === 'boolean' && eq < 0) {
-      raw[key] = true;
-      continue;
-    }
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) problems.push(`--${name} needs a value`);
-    else raw[key] = value;
   }
   return { raw, positionals };
 }
@@ -102,14 +102,18 @@ function coerce(key: ConfigKey, value: string | boolean | number, origin: string
 
 /**
  * Builds the detector's configuration: defaults < env < flags < `overrides` (programmatic). All
- * problems are reported together in one FORKWATCH_ERR_CONFIG_INVALID.
+ * problems are reported together in one FORKWATCH_ERR_CONFIG_INVALID; unknown `FORKWATCH_*`
+ * variables come back as `warnings`.
  */
 export function loadConfig(sources: { argv?: string[]; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown> } = {}): {
   config: DetectorConfig;
   positionals: string[];
+  /** Unknown `FORKWATCH_*` variables, to be logged by the caller. */
+  warnings: string[];
 } {
   const problems: string[] = [];
-  const fromEnv = readEnv(sources.env ?? {}, problems);
+  const warnings: string[] = [];
+  const fromEnv = readEnv(sources.env ?? {}, warnings);
   const { raw: fromFlags, positionals } = readFlags(sources.argv ?? [], problems);
   const config: DetectorConfig = { ...DEFAULT_CONFIG };
   const apply = (raw: RawConfig, origin: (k: ConfigKey) => string): void => {
@@ -133,7 +137,7 @@ export function loadConfig(sources: { argv?: string[]; env?: NodeJS.ProcessEnv; 
     problems.push(`maxDecompressedBytes (${config.maxDecompressedBytes}) must be >= maxBodyBytes (${config.maxBodyBytes})`);
   }
   if (problems.length > 0) throw createError('FORKWATCH_ERR_CONFIG_INVALID', problems.join('; '));
-  return { config, positionals };
+  return { config, positionals, warnings };
 }
 
 /** One line per setting for `--help`: flag, env var, default, description comes from docs. */

@@ -13,7 +13,7 @@ import {
   SPAN_REQUEST_SETTLED,
   SPAN_RESUME,
   SPAN_SSE_EVENT,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
 import { MAX_EVIDENCE, analyzeSession, settledShows } from './analyze-session.js';
 import { buildLineage } from './build-lineage.js';
 import type { EngineOptions } from './engine-options.js';

@@ -35,7 +35,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
 import type { EngineOptions } from './engine-options.js';
 import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
 

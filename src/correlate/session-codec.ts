@@ -8,7 +8,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
 import { ByteReader } from './byte-reader.js';
 import type { ByteWriter } from './byte-writer.js';
 import type {

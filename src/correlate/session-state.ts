@@ -9,7 +9,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
 import { BINARY_STATE_FORMAT, decodeBinarySession } from './session-codec.js';
 
 /** Where a fact came from: enough to cite the span as evidence and to measure detection lag. */

@@ -4,7 +4,7 @@ import {
   type StreamableHTTPReconnectionOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TracerProvider } from '@opentelemetry/api';
-import { connectGuarded, createClientGuard, createClientInstrumentation } from '../instrumentation/client/index.js';
+import { connectGuarded, createClientGuard, createClientInstrumentation } from '@forkwatch/instrumentation/client';
 import { naiveDedupFetch, type DroppedEvent } from './naive-dedup.js';
 import { SLOW_REPORT_TOOL } from './slow-report-tool.js';
 import { describeError } from './describe-error.js';

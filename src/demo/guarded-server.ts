@@ -1,6 +1,6 @@
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createSessionGuard } from '../instrumentation/server/index.js';
-import type { ServerInstrumentation } from '../instrumentation/server/index.js';
+import { createSessionGuard } from '@forkwatch/instrumentation/server';
+import type { ServerInstrumentation } from '@forkwatch/instrumentation/server';
 import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';

@@ -1,4 +1,4 @@
-import { describeText } from '../instrumentation/common/jsonrpc-info.js';
+import { describeText } from '@forkwatch/instrumentation/wire';
 import { requestHeaders, type FetchLike } from './fetch-types.js';
 import { rewriteSseResponse } from './sse-rewrite.js';
 

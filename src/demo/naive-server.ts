@@ -8,7 +8,7 @@ import { createSlowReportServer, type ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
 import { listenLoopback } from './listen-loopback.js';
-import type { ServerInstrumentation } from '../instrumentation/server/types.js';
+import type { ServerInstrumentation } from '@forkwatch/instrumentation/server';
 import type { DemoServer, DemoServerObservations } from './types.js';
 
 export interface NaiveServerOptions {

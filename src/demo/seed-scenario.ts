@@ -1,11 +1,11 @@
-import { parseEventId } from '../instrumentation/common/incarnation.js';
+import { parseEventId } from '@forkwatch/instrumentation/wire';
 import { FaultProxy } from './fault-proxy.js';
 import { startNaiveServer } from './naive-server.js';
 import { startGuardedServer } from './guarded-server.js';
 import { wireTap, type TappedEvent, type TappedExchange } from './wire-tap.js';
 import { createAppClient, type AppClient } from './app-client.js';
 import { describeError } from './describe-error.js';
-import { createServerInstrumentation } from '../instrumentation/server/index.js';
+import { createServerInstrumentation } from '@forkwatch/instrumentation/server';
 import type { CallRecord, DemoServer, ErrorRecord, ScenarioResult, ScenarioStep, SeedScenarioOptions } from './types.js';
 
 /** While waiting for the reap before healing, how often to look, ms. */

@@ -1,4 +1,4 @@
-import { SseParser, type SseEvent } from '../instrumentation/common/sse-parser.js';
+import { SseParser, type SseEvent } from '@forkwatch/instrumentation/wire';
 
 /** Largest SSE block (chars) buffered while looking for its end; a larger one passes through unread. Default 1 MiB. */
 export const DEFAULT_MAX_BLOCK_CHARS = 1024 * 1024;

@@ -1,4 +1,4 @@
-import { describeText, type JsonRpcInfo } from '../instrumentation/common/jsonrpc-info.js';
+import { describeText, type JsonRpcInfo } from '@forkwatch/instrumentation/wire';
 import { requestHeaders, requestMethod, type FetchLike } from './fetch-types.js';
 import { rewriteSseResponse } from './sse-rewrite.js';
 

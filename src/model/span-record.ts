@@ -1,8 +1,10 @@
 /** A span attribute value after OTLP decoding; arrays and maps are flattened to JSON strings. */
 export type AttrValue = string | number | boolean;
 
+import type { Side } from '@forkwatch/instrumentation/semconv';
+
 /** Which side of the MCP connection emitted a span (attribute `forkwatch.side`). */
-export type Side = 'client' | 'server';
+export type { Side };
 
 /**
  * One forkwatch span as the OTLP decoders hand it to the correlator. Foreign spans (names not

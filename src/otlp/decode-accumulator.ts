@@ -1,5 +1,5 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
-import { ATTR_SIDE } from '../semconv.js';
+import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { summarizeRejects } from './decode-result.js';
 import type { DecodeResult, RejectReason } from './decode-result.js';
 

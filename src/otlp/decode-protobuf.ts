@@ -1,6 +1,6 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { createError } from '../errors.js';
-import { SPAN_NAME_PREFIX } from '../semconv.js';
+import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
 import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';

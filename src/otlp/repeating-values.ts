@@ -21,7 +21,7 @@ import {
   ATTR_SIDE,
   ATTR_SSE_EVENT_SEQ_SOURCE,
   ATTR_SSE_STREAM_ID,
-} from '../semconv.js';
+} from '@forkwatch/instrumentation/semconv';
 
 /**
  * Attribute keys whose string values repeat from span to span: enumerations (side, kinds,

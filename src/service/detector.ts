@@ -12,7 +12,7 @@ import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
 import { IngestPipeline } from './ingest-pipeline.js';
 import type { SpanRecord } from '../model/span-record.js';
-import { ATTR_SIDE } from '../semconv.js';
+import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 
 /** How often old findings and session states are pruned, ms. */
 const PRUNE_INTERVAL_MS = 3_600_000;

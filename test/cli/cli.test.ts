@@ -4,7 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CLI, startDetector } from '../e2e/helpers/detector.js';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/otlp/${name}.jsonl`, import.meta.url));
+/** Captures of the instrumentation that emitted every SSE event (''), and of today's (on-moment/). */
+const DIRS = ['', 'on-moment/'];
+const fixture = (name: string, dir = ''): string => fileURLToPath(new URL(`../fixtures/otlp/${dir}${name}.jsonl`, import.meta.url));
 
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
   const clean = { ...process.env, ...env };
@@ -45,30 +47,33 @@ test('serve drains on SIGTERM and exits 0', { timeout: 30_000 }, async () => {
   assert.match(d.output(), /detector stopped/);
 });
 
-test('analyze: the naive capture shows the fork and the orphaned token, exit 1', () => {
-  const r = cli(['analyze', fixture('seed-naive-stock')]);
+for (const dir of DIRS) {
+test(`analyze ${dir || 'per-event'}: the naive capture shows the fork and the orphaned token, exit 1`, () => {
+  const r = cli(['analyze', fixture('seed-naive-stock', dir)]);
   assert.equal(r.status, 1, r.stderr);
   for (const kind of ['minted_on_resume', 'sequence_regression', 'dedup_loss', 'orphaned_progress_token']) {
     assert.match(r.stdout, new RegExp(`^${kind}`, 'm'), kind);
   }
-  const json = JSON.parse(cli(['analyze', '--json', fixture('seed-naive-stock')]).stdout) as { findings: Array<{ kind: string }> };
+  const json = JSON.parse(cli(['analyze', '--json', fixture('seed-naive-stock', dir)]).stdout) as { findings: Array<{ kind: string }> };
   assert.ok(json.findings.length >= 4);
 });
 
-test('analyze: a guarded server with the stock SDK client still leaves an orphaned token (the SDK ignores the 404)', () => {
-  const r = cli(['analyze', fixture('seed-guarded-stock')]);
+test(`analyze ${dir || 'per-event'}: a guarded server with the stock SDK client still leaves an orphaned token (the SDK ignores the 404)`, () => {
+  const r = cli(['analyze', fixture('seed-guarded-stock', dir)]);
   assert.equal(r.status, 1, r.stdout);
   assert.match(r.stdout, /^orphaned_progress_token/m);
   assert.doesNotMatch(r.stdout, /^(minted_on_resume|incarnation_changed|sequence_regression|replay_gap|dedup_loss)/m);
 });
 
-test('analyze: healthy and fully guarded captures are clean, exit 0', () => {
+test(`analyze ${dir || 'per-event'}: healthy and fully guarded captures are clean, exit 0`, () => {
   for (const name of ['healthy-resume', 'seed-guarded-guarded']) {
-    const r = cli(['analyze', fixture(name)]);
+    const r = cli(['analyze', fixture(name, dir)]);
     assert.equal(r.status, 0, `${name}: ${r.stdout}`);
     assert.match(r.stdout, /no forks, no orphaned progress tokens/);
   }
 });
+
+}
 
 test('analyze: usage errors exit 2', () => {
   assert.equal(cli(['analyze']).status, 2);

@@ -25,16 +25,26 @@ test('flags override env override defaults', () => {
 
 test('every problem is reported together', () => {
   assert.throws(
-    () => loadConfig({ env: { FORKWATCH_OTLP_PORTT: '1', FORKWATCH_HTTP_PORT: 'abc' }, argv: ['--nope', '--otlp-port', '70000', '--log-level', 'loud'] }),
+    () => loadConfig({ env: { FORKWATCH_HTTP_PORT: 'abc' }, argv: ['--nope', '--otlp-port', '70000', '--log-level', 'loud', '--db'] }),
     (err: unknown) => {
       assert.ok(err instanceof ForkwatchError);
       assert.equal(err.code, 'FORKWATCH_ERR_CONFIG_INVALID');
-      for (const part of ['FORKWATCH_OTLP_PORTT', 'FORKWATCH_HTTP_PORT', '--nope', '--otlp-port', 'loud']) {
+      for (const part of ['FORKWATCH_HTTP_PORT', '--nope', '--otlp-port', 'loud', '--db needs a value']) {
         assert.match(err.message, new RegExp(part));
       }
       return true;
     },
   );
+});
+
+test('unknown FORKWATCH_* variables are warnings, not fatal (other tools share the prefix); unknown flags stay fatal', () => {
+  const { config, warnings } = loadConfig({ env: { FORKWATCH_OTLP_PORTT: '1', FORKWATCH_PROXY_THING: 'x', FORKWATCH_HTTP_PORT: '6001' } });
+  assert.equal(config.httpPort, 6001);
+  assert.equal(config.otlpPort, DEFAULT_CONFIG.otlpPort);
+  assert.equal(warnings.length, 2);
+  assert.match(warnings.join('\n'), /FORKWATCH_OTLP_PORTT/);
+  assert.match(warnings.join('\n'), /FORKWATCH_PROXY_THING/);
+  assert.throws(() => loadConfig({ argv: ['--otlp-portt', '1'] }), /unknown flag --otlp-portt/);
 });
 
 test('programmatic overrides reject unknown keys', () => {

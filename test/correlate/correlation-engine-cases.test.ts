@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SPAN_REQUEST_SETTLED } from '../../src/semconv.js';
+import { SPAN_REQUEST_SETTLED } from '../../packages/instrumentation/src/semconv.js';
 import { SessionScript, guarded404Scenario, healthyResumeScenario, inc, seedScenario } from '../fixtures/scenarios/scenarios.js';
 import type { EventSpec } from '../fixtures/scenarios/scenarios.js';
 import { sessionKeyOf } from '../fixtures/scenarios/span-factory.js';

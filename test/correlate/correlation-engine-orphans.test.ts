@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Finding } from '../../src/model/finding.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { decodeJson } from '../../src/otlp/decode-json.js';
-import { ATTR_JSONRPC_REQUEST_ID, ATTR_SIDE, SPAN_REQUEST_SETTLED } from '../../src/semconv.js';
+import { ATTR_JSONRPC_REQUEST_ID, ATTR_SIDE, SPAN_REQUEST_SETTLED } from '../../packages/instrumentation/src/semconv.js';
 import { SessionScript, guardedStockScenario, inc } from '../fixtures/scenarios/scenarios.js';
 import { sessionKeyOf } from '../fixtures/scenarios/span-factory.js';
 import { harness } from './harness.js';
@@ -132,9 +132,13 @@ describe('orphaned progress tokens whatever the settle timing', { timeout: 10_00
   });
 });
 
-/** The real captures, decoded as the detector would. */
-function capture(name: string): SpanRecord[] {
-  const file = fileURLToPath(new URL(`../fixtures/otlp/${name}.jsonl`, import.meta.url));
+/**
+ * The real captures, decoded as the detector would: `''` those of the instrumentation that emitted
+ * every SSE event as it happened, `on-moment/` those of today's (event history only at a moment).
+ */
+const CAPTURE_DIRS = ['', 'on-moment/'] as const;
+function capture(name: string, dir: (typeof CAPTURE_DIRS)[number]): SpanRecord[] {
+  const file = fileURLToPath(new URL(`../fixtures/otlp/${dir}${name}.jsonl`, import.meta.url));
   const out: SpanRecord[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) if (line.trim() !== '') out.push(...decodeJson(line).spans);
   return out.sort((a, b) => a.startMs - b.startMs);
@@ -170,9 +174,9 @@ function outcome(spans: SpanRecord[], pattern: 'all-at-once' | 'client-late' | '
   return { ids: all.map((f) => `${f.kind}:${f.id}`).sort(), orphans: all.filter((f) => f.kind === ORPHAN) };
 }
 
-describe('orphans in the real OTLP captures do not depend on arrival timing', { timeout: 10_000 }, () => {
+for (const dir of CAPTURE_DIRS) describe(`orphans in the real OTLP captures ${dir || '(per-event)'} do not depend on arrival timing`, { timeout: 10_000 }, () => {
   it('seed-naive-stock: both hung calls are orphans, whatever the arrival pattern', () => {
-    const spans = capture('seed-naive-stock');
+    const spans = capture('seed-naive-stock', dir);
     const ref = outcome(spans, 'all-at-once');
     assert.deepEqual(ref.orphans.map((f) => [f.requestId, f.progressToken]).sort(), [['1', '1'], ['2', '2']]);
     assert.ok(ref.orphans.every((f) => f.resolvedAtMs !== undefined), 'both settled at their timeout');
@@ -184,7 +188,7 @@ describe('orphans in the real OTLP captures do not depend on arrival timing', { 
   });
 
   it('seed-guarded-stock: the call that hung after the ignored 404 is the one orphan, whatever the arrival pattern', () => {
-    const spans = capture('seed-guarded-stock');
+    const spans = capture('seed-guarded-stock', dir);
     const ref = outcome(spans, 'all-at-once');
     assert.deepEqual(ref.ids.map((x) => x.split(':')[0]), [ORPHAN]);
     assert.equal(ref.orphans[0]!.requestId, '1');
@@ -192,7 +196,7 @@ describe('orphans in the real OTLP captures do not depend on arrival timing', { 
   });
 
   it('seed-guarded-guarded: a call the guard fails on the 404 (failed_session_lost) is no orphan once that settle is in', () => {
-    const spans = capture('seed-guarded-guarded');
+    const spans = capture('seed-guarded-guarded', dir);
     for (const pattern of ['all-at-once', 'client-late'] as const) assert.deepEqual(outcome(spans, pattern).ids, [], pattern);
     // Live, the guard's settle (~320 ms after the reap) lands inside a 1 s window: clean too.
     assert.deepEqual(outcome(spans, 'live', 1_000).ids, []);

@@ -24,7 +24,7 @@ import {
   SPAN_RESUME,
   SPAN_SESSION_CREATED,
   SPAN_SSE_EVENT,
-} from '../../src/semconv.js';
+} from '../../packages/instrumentation/src/semconv.js';
 
 // The seed's order, with real SDK client and server over real sockets through a fault proxy.
 // Timers are the scenario's defaults (reap 300 ms, reconnect 450 ms); the request timeout is the

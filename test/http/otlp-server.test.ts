@@ -10,7 +10,7 @@ import { createOtlpServer } from '../../src/http/otlp-server.js';
 import type { OtlpRequestOutcome, OtlpServerOptions } from '../../src/http/otlp-server.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { IngestMeta, IngestSink } from '../../src/otlp/ingest-sink.js';
-import { ATTR_SIDE, SPAN_RESUME, SPAN_SSE_EVENT } from '../../src/semconv.js';
+import { ATTR_SIDE, SPAN_RESUME, SPAN_SSE_EVENT } from '../../packages/instrumentation/src/semconv.js';
 import { otlpType } from '../otlp/otlp-reflection.js';
 import { makeSdkSpans, serialize, sseEventAttributes } from '../otlp/sdk-spans.js';
 

@@ -113,10 +113,11 @@ test('the host:port scan flags an unknown host and a wrong port', () => {
   ]);
 });
 
-test('Dockerfile builds on node:20-bookworm-slim with npm ci and runs the package bin as forkwatch', () => {
+test('Dockerfile builds on node:24-bookworm-slim (the primary runtime) with npm ci and runs the package bin as forkwatch', () => {
   const df = readRepoFile('Dockerfile');
   const pkg = JSON.parse(readRepoFile('package.json')) as { bin: Record<string, string> };
-  assert.match(df, /^FROM node:20-bookworm-slim AS build$/m);
+  assert.match(df, /^FROM node:24-bookworm-slim AS build$/m);
+  assert.match(df, /^COPY packages\/instrumentation\/package\.json /m, 'the workspace package is known to npm ci');
   assert.match(df, /^RUN npm ci$/m);
   assert.match(df, /python3 make g\+\+/, 'build tools for better-sqlite3');
   assert.match(df, /^ENTRYPOINT \["forkwatch"\]$/m);
@@ -124,5 +125,5 @@ test('Dockerfile builds on node:20-bookworm-slim with npm ci and runs the packag
   assert.ok(df.includes(`/app/${bin}`), `the wrapper must exec the package bin /app/${bin}`);
   // The build context must keep the sources the build needs.
   const ignored = readRepoFile('.dockerignore').split('\n').map((l) => l.trim());
-  for (const needed of ['src', 'package.json', 'package-lock.json', 'tsconfig.json', 'docs']) assert.ok(!ignored.includes(needed), `.dockerignore drops ${needed}`);
+  for (const needed of ['src', 'packages', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.base.json', 'docs']) assert.ok(!ignored.includes(needed), `.dockerignore drops ${needed}`);
 });

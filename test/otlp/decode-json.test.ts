@@ -4,7 +4,7 @@ import { ForkwatchError } from '../../src/errors.js';
 import { decodeJson } from '../../src/otlp/decode-json.js';
 import { DEFAULT_DECODE_LIMITS } from '../../src/otlp/decode-limits.js';
 import { decodeProtobuf } from '../../src/otlp/decode-protobuf.js';
-import { ATTR_SIDE, SPAN_SSE_EVENT } from '../../src/semconv.js';
+import { ATTR_SIDE, SPAN_SSE_EVENT } from '../../packages/instrumentation/src/semconv.js';
 import { encodeOtlp } from './otlp-reflection.js';
 import { makeSdkSpans, mixedSpecs, serialize } from './sdk-spans.js';
 

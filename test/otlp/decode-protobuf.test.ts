@@ -10,7 +10,7 @@ import {
   ATTR_SSE_EVENT_SEQ,
   SPAN_RESUME,
   SPAN_SSE_EVENT,
-} from '../../src/semconv.js';
+} from '../../packages/instrumentation/src/semconv.js';
 import { encodeOtlp } from './otlp-reflection.js';
 import { makeSdkSpans, mixedSpecs, serialize, sseEventAttributes } from './sdk-spans.js';
 

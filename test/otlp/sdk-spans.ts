@@ -20,7 +20,7 @@ import {
   SCHEMA_VERSION,
   SPAN_REQUEST_SETTLED,
   SPAN_SSE_EVENT,
-} from '../../src/semconv.js';
+} from '../../packages/instrumentation/src/semconv.js';
 
 /** One span to make with the real SDK. */
 export interface SpanSpec {

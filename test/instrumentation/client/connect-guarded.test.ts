@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectGuarded } from '../../../src/instrumentation/client/connect-guarded.js';
-import { createClientInstrumentation } from '../../../src/instrumentation/client/client-instrumentation.js';
-import { SessionForkError } from '../../../src/instrumentation/client/session-fork-error.js';
-import * as sc from '../../../src/semconv.js';
+import { connectGuarded } from '../../../packages/instrumentation/src/client/connect-guarded.js';
+import { createClientInstrumentation } from '../../../packages/instrumentation/src/client/client-instrumentation.js';
+import { SessionForkError } from '../../../packages/instrumentation/src/client/session-fork-error.js';
+import * as sc from '../../../packages/instrumentation/src/semconv.js';
 import { spanCollector } from './helpers/spans.js';
 import { progress, startScriptedServer, toolResult } from './helpers/scripted-server.js';
 

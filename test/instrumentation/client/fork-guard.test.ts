@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ForkGuard } from '../../../src/instrumentation/client/fork-guard.js';
-import { payloadDigest } from '../../../src/instrumentation/common/session-key.js';
-import { SessionForkError, isSessionForkError } from '../../../src/instrumentation/client/session-fork-error.js';
-import type { SessionForkKind } from '../../../src/instrumentation/client/types.js';
+import { ForkGuard } from '../../../packages/instrumentation/src/client/fork-guard.js';
+import { payloadDigest } from '../../../packages/instrumentation/src/common/session-key.js';
+import { SessionForkError, isSessionForkError } from '../../../packages/instrumentation/src/client/session-fork-error.js';
+import type { SessionForkKind } from '../../../packages/instrumentation/src/client/types.js';
 
 const INC = '0123456789abcdef';
 const kindOf = (f: () => unknown): SessionForkKind | undefined => {

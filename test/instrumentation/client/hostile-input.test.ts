@@ -5,11 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createClientInstrumentation } from '../../../src/instrumentation/client/client-instrumentation.js';
-import { createClientGuard } from '../../../src/instrumentation/client/client-guard.js';
-import type { FetchLike } from '../../../src/instrumentation/client/types.js';
+import { createClientInstrumentation } from '../../../packages/instrumentation/src/client/client-instrumentation.js';
+import { createClientGuard } from '../../../packages/instrumentation/src/client/client-guard.js';
+import type { FetchLike } from '../../../packages/instrumentation/src/client/types.js';
 import type { Tracer, TracerProvider } from '@opentelemetry/api';
-import * as sc from '../../../src/semconv.js';
+import * as sc from '../../../packages/instrumentation/src/semconv.js';
 import { spanCollector } from './helpers/spans.js';
 import { startSdkServer } from './helpers/sdk-server.js';
 
@@ -84,7 +84,8 @@ describe('hostile input never throws into the app', { timeout: 30_000 }, () => {
     const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
     try {
       const col = spanCollector();
-      const instr = createClientInstrumentation({ tracerProvider: col.provider, maxEventChars: 64 * 1024 });
+      // requestSpanDelayMs 0: every event is emitted as it arrives (no moment needed to see them).
+      const instr = createClientInstrumentation({ tracerProvider: col.provider, maxEventChars: 64 * 1024, requestSpanDelayMs: 0 });
       const res = await instr.wrapFetch()(url, { method: 'GET', headers: { accept: 'text/event-stream' } });
       const got = Buffer.from(await res.arrayBuffer());
       assert.ok(got.equals(garbage), 'bytes unchanged');

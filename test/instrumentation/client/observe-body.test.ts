@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { observeBodyInPlace, type BodyObserver } from '../../../src/instrumentation/client/observe-body.js';
+import { observeBodyInPlace, type BodyObserver } from '../../../packages/instrumentation/src/client/observe-body.js';
 
 const CHUNKS = ['data: é', 'té\n\nid: 1\n', 'data: {"a":1}\n\n'];
 

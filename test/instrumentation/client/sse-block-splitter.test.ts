@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseBlockSplitter } from '../../../src/instrumentation/client/sse-block-splitter.js';
+import { SseBlockSplitter } from '../../../packages/instrumentation/src/client/sse-block-splitter.js';
 
 describe('SseBlockSplitter', () => {
   it('yields whole raw blocks, keeping comments, retry and CRLF, whatever the chunking', () => {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { context, trace } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createClientInstrumentation } from '../../../src/instrumentation/client/client-instrumentation.js';
-import * as sc from '../../../src/semconv.js';
+import { createClientInstrumentation } from '../../../packages/instrumentation/src/client/client-instrumentation.js';
+import * as sc from '../../../packages/instrumentation/src/semconv.js';
 
 // This file registers a global provider (W3C propagator, async context): it runs in its own process.
 const exporter = new InMemorySpanExporter();

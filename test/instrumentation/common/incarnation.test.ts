@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatEventId, newIncarnation, parseEventId } from '../../../src/instrumentation/common/incarnation.js';
+import { formatEventId, newIncarnation, parseEventId } from '../../../packages/instrumentation/src/common/incarnation.js';
 
 describe('incarnation ids', () => {
   it('mints 16 lowercase hex chars, distinct', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { payloadDigest, sessionKey } from '../../../src/instrumentation/common/session-key.js';
+import { payloadDigest, sessionKey } from '../../../packages/instrumentation/src/common/session-key.js';
 
 describe('session keys and payload digests', () => {
   it('is the first 32 hex chars of SHA-256(salt || id)', () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseParser } from '../../../src/instrumentation/common/sse-parser.js';
+import { SseParser } from '../../../packages/instrumentation/src/common/sse-parser.js';
 
 const feedAll = (p: SseParser, chunks: string[]) => chunks.flatMap((c) => p.push(c));
 

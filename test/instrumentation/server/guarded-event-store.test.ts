@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { GuardedEventStore } from '../../../src/instrumentation/server/guarded-event-store.js';
+import { GuardedEventStore } from '../../../packages/instrumentation/src/server/guarded-event-store.js';
 
 const INC = '0123456789abcdef';
 const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { n } });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { tapResponse } from '../../../src/instrumentation/server/response-tap.js';
-import type { SseEvent } from '../../../src/instrumentation/common/sse-parser.js';
+import { tapResponse } from '../../../packages/instrumentation/src/server/response-tap.js';
+import type { SseEvent } from '../../../packages/instrumentation/src/common/sse-parser.js';
 import { listen } from './harness.js';
 
 describe('tapResponse', { timeout: 10_000 }, () => {

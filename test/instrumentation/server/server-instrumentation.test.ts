@@ -11,9 +11,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { createServerInstrumentation } from '../../../src/instrumentation/server/server-instrumentation.js';
-import type { ServerInstrumentation } from '../../../src/instrumentation/server/types.js';
-import { payloadDigest, sessionKey } from '../../../src/instrumentation/common/session-key.js';
+import { createServerInstrumentation } from '../../../packages/instrumentation/src/server/server-instrumentation.js';
+import type { ServerInstrumentation } from '../../../packages/instrumentation/src/server/types.js';
+import { payloadDigest, sessionKey } from '../../../packages/instrumentation/src/common/session-key.js';
 import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GUARDED,
@@ -44,7 +44,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../../../src/semconv.js';
+} from '../../../packages/instrumentation/src/semconv.js';
 import { attr, INIT_BODY, listen, makeMcpServer, parseSse, postHeaders, tracing, type ToolControl } from './harness.js';
 
 const SALT = 'test-salt';

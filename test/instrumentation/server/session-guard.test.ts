@@ -2,10 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createSessionGuard } from '../../../src/instrumentation/server/session-guard.js';
-import { createServerInstrumentation } from '../../../src/instrumentation/server/server-instrumentation.js';
-import type { SessionGuard, SessionGuardOptions } from '../../../src/instrumentation/server/types.js';
-import { ForkwatchError } from '../../../src/errors.js';
+import { createSessionGuard } from '../../../packages/instrumentation/src/server/session-guard.js';
+import { createServerInstrumentation } from '../../../packages/instrumentation/src/server/server-instrumentation.js';
+import type { SessionGuard, SessionGuardOptions } from '../../../packages/instrumentation/src/server/types.js';
+import { InstrumentationError } from '../../../packages/instrumentation/src/errors.js';
 import {
   ATTR_GUARDED,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
@@ -25,7 +25,7 @@ import {
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
-} from '../../../src/semconv.js';
+} from '../../../packages/instrumentation/src/semconv.js';
 import { attr, INIT_BODY, listen, makeMcpServer, parseSse, postHeaders, tracing } from './harness.js';
 
 type Ev = { id?: string; data: string };
@@ -221,7 +221,7 @@ describe('session guard', { timeout: 20_000 }, () => {
 
   it('refuses bad options and a colliding session id generator', async () => {
     assert.throws(() => createSessionGuard({ createServer: () => makeMcpServer(), idleTtlMs: -1, maxSessions: 0 }), (err: unknown) => {
-      assert.ok(err instanceof ForkwatchError);
+      assert.ok(err instanceof InstrumentationError);
       assert.equal(err.code, 'FORKWATCH_ERR_CONFIG_INVALID');
       assert.match(err.message, /idleTtlMs/);
       assert.match(err.message, /maxSessions/);

@@ -1,0 +1,15 @@
+/**
+ * `@forkwatch/instrumentation/wire`: the building blocks of an observer that sees MCP traffic on
+ * the wire rather than inside the SDK (the forkwatch sidecar proxy, the demo's taps): SSE parsing,
+ * JSON-RPC inspection, event-id and session-key derivation, and the span emitter, so every emitter
+ * derives the same `forkwatch.*` attributes the same way.
+ */
+export { SseParser, DEFAULT_MAX_EVENT_CHARS } from './common/sse-parser.js';
+export type { SseEvent } from './common/sse-parser.js';
+export { describeMessage, describeText, DEFAULT_MAX_PARSE_CHARS } from './common/jsonrpc-info.js';
+export type { JsonRpcInfo } from './common/jsonrpc-info.js';
+export { newIncarnation, formatEventId, parseEventId } from './common/incarnation.js';
+export type { ParsedEventId } from './common/incarnation.js';
+export { sessionKey, payloadDigest, SESSION_KEY_HEX_CHARS, PAYLOAD_DIGEST_HEX_CHARS } from './common/session-key.js';
+export { SpanEmitter, MAX_ATTRIBUTE_CHARS } from './common/span-emitter.js';
+export type { SpanEmitterOptions } from './common/span-emitter.js';

@@ -1,0 +1,90 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventRing, EventRingStore } from '../../../packages/instrumentation/src/common/event-ring.js';
+import { EventIdTracker } from '../../../packages/instrumentation/src/server/event-id-tracker.js';
+import type { TransportState } from '../../../packages/instrumentation/src/server/internal-types.js';
+import type { RequestContext } from '../../../packages/instrumentation/src/server/request-context.js';
+import { ServerEmitters } from '../../../packages/instrumentation/src/server/server-emitters.js';
+import { SseRecorder } from '../../../packages/instrumentation/src/server/sse-recorder.js';
+import { diag } from '@opentelemetry/api';
+import { tracing } from '../server/harness.js';
+
+const ids = (store: EventRingStore, ring: EventRing): string[] => {
+  const out: string[] = [];
+  store.forEach(ring, (s) => out.push(s.id));
+  return out;
+};
+
+describe('event ring store', () => {
+  it('keeps the last perSession events of a session, oldest first, reusing its slots', () => {
+    const store = new EventRingStore(3, 100, 1000);
+    const ring = new EventRing();
+    const firstSlots: unknown[] = [];
+    for (let i = 1; i <= 7; i++) {
+      const slot = store.next(ring);
+      slot.id = `e${i}`;
+      if (i <= 3) firstSlots.push(slot);
+      store.keepData(ring, slot, 'x'.repeat(10));
+    }
+    assert.deepEqual(ids(store, ring), ['e5', 'e6', 'e7']);
+    assert.ok(ring.slots.every((s) => firstSlots.includes(s)), 'no slot allocated after the ring is full');
+    assert.equal(store.bufferedEvents, 3);
+    assert.equal(store.bufferedPayloadChars, 30);
+    store.release(ring);
+    assert.equal(store.bufferedEvents, 0);
+    assert.equal(store.bufferedPayloadChars, 0);
+  });
+
+  it('digests at once past the payload budget instead of keeping the text', () => {
+    const store = new EventRingStore(10, 100, 15);
+    const ring = new EventRing();
+    const a = store.next(ring);
+    assert.equal(store.keepData(ring, a, 'x'.repeat(10)), true);
+    const b = store.next(ring);
+    assert.equal(store.keepData(ring, b, 'y'.repeat(10)), false);
+    assert.equal(b.data, undefined);
+    assert.match(String(b.digest), /^[0-9a-f]{16}$/);
+    assert.equal(b.bytes, 10);
+    assert.equal(store.bufferedPayloadChars, 10);
+  });
+
+  it('a 10,000-stream server stays within maxBufferedEvents; the least recently grown history goes first', () => {
+    const tr = tracing();
+    const emitters = new ServerEmitters({ tracerProvider: tr.provider, salt: '', recordRawSessionId: false, logger: diag });
+    const store = new EventRingStore(32, 50_000, 1_000_000);
+    const sse = new SseRecorder(emitters, store, 10_000);
+    const states: TransportState[] = [];
+    const ctx = { method: 'POST', headers: {}, parent: undefined, lastEventId: undefined } as unknown as RequestContext;
+    let max = 0;
+    for (let s = 0; s < 10_000; s++) {
+      const state = {
+        transport: { sessionId: `sid-${s}` },
+        sessionId: `sid-${s}`,
+        incarnation: 'abcdef0123456789',
+        tracker: new EventIdTracker(64),
+        ended: false,
+        deleting: false,
+        inflight: [],
+        unanswered: new Map(),
+        ring: undefined,
+        hot: false,
+      } as unknown as TransportState;
+      states.push(state);
+      for (let e = 1; e <= 10; e++) {
+        sse.onSseEvent(state, ctx, { id: String(e), data: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${s},"progress":${e}}}`, event: 'message' } as never);
+        max = Math.max(max, store.bufferedEvents);
+      }
+    }
+    assert.ok(max <= 50_000, `buffered ${max}`);
+    assert.equal(store.bufferedEvents, 50_000);
+    assert.equal(tr.spans().length, 0, 'no moment, no span');
+    // The newest 5,000 sessions kept their whole history; the oldest lost theirs.
+    assert.equal(states[9_999]!.ring!.slots.length, 10);
+    assert.equal(states[0]!.ring!.slots.length, 0);
+    // A moment on a kept session emits its history, oldest first.
+    sse.moment(states[9_999], undefined);
+    const seqs = tr.spans().map((s) => s.attributes['forkwatch.sse.event.seq']);
+    assert.deepEqual(seqs, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.equal(store.bufferedEvents, 49_990);
+  });
+});
