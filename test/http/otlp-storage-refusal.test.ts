@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOtlpServer } from '../../src/http/otlp-server.js';
 import { makeSdkSpans, serialize, sseEventAttributes } from '../otlp/sdk-spans.js';
-import { SPAN_SSE_EVENT } from '../../src/semconv.js';
+import { SPAN_SSE_EVENT } from '../../packages/instrumentation/src/semconv.js';
 
 test('a sink refusing for storage: 503 + Retry-After whose message names the storage error, not a full queue', async (t) => {
   const app = await createOtlpServer({ sink: { offer: () => ({ storage: 'SQLITE_FULL: database or disk is full' }) } });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodeJson } from '../../src/otlp/decode-json.js';
 import { DEFAULT_DECODE_LIMITS } from '../../src/otlp/decode-limits.js';
 import { decodeProtobuf } from '../../src/otlp/decode-protobuf.js';
-import { ATTR_SIDE, SPAN_SSE_EVENT } from '../../src/semconv.js';
+import { ATTR_SIDE, SPAN_SSE_EVENT } from '../../packages/instrumentation/src/semconv.js';
 import { encodeOtlp } from './otlp-reflection.js';
 
 const TRACE = 'ab'.repeat(16);
