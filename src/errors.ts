@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   FORKWATCH_ERR_BAD_GZIP: { status: 400, message: 'body is not valid gzip: %s' },
   FORKWATCH_ERR_OTLP_DECODE: { status: 400, message: 'cannot decode OTLP payload: %s' },
   FORKWATCH_ERR_OVERLOADED: { status: 503, message: 'ingest queue full: retry after %s s' },
+  FORKWATCH_ERR_STORAGE_UNAVAILABLE: { status: 503, message: 'storage failing (%s): nothing is acknowledged until a commit succeeds; retry after %s s' },
+  FORKWATCH_ERR_INGEST_BUDGET: { status: 429, message: 'ingest bytes in flight would pass the budget of %s bytes: retry after %s s' },
 
   // ---- API ----
   FORKWATCH_ERR_NOT_FOUND: { status: 404, message: '%s not found' },

@@ -26,6 +26,18 @@ export const DEFAULT_CONFIG = {
   maxDecompressedBytes: 16 * 1024 * 1024,
   /** Spans accepted but not yet committed; past this OTLP requests get 503 + Retry-After. */
   maxQueuedSpans: 200_000,
+  /**
+   * OTLP bytes in flight across receivers, bytes: bodies being read (as announced, or as they
+   * arrive when chunked), inflated, and decoded batches waiting for their commit. Past it a
+   * request is answered 429 + Retry-After before its body is read.
+   */
+  maxInFlightBytes: 64 * 1024 * 1024,
+  /** Longest time to receive a whole HTTP request (headers and body) on either port, ms; then 408 and close. */
+  requestTimeoutMs: 30_000,
+  /** Longest time to receive an HTTP request's headers on either port, ms (at most requestTimeoutMs). */
+  headersTimeoutMs: 10_000,
+  /** Open connections per port; further ones are closed on accept. */
+  maxConnections: 1024,
   /** Retry-After sent with 503/429, seconds. */
   retryAfterSeconds: 2,
 
@@ -78,6 +90,10 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
   maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
   maxQueuedSpans: { min: 1, max: 100_000_000, integer: true },
+  requestTimeoutMs: { min: 100, max: 3_600_000 },
+  headersTimeoutMs: { min: 100, max: 3_600_000 },
+  maxConnections: { min: 1, max: 1_000_000, integer: true },
+  maxInFlightBytes: { min: 1024 * 1024, max: 64 * 1024 ** 3, integer: true },
   retryAfterSeconds: { min: 1, max: 3600, integer: true },
   decisionWindowMs: { min: 0, max: 3_600_000 },
   maxSessions: { min: 1, max: 100_000_000, integer: true },

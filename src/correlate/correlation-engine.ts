@@ -82,11 +82,20 @@ export class CorrelationEngine {
     this.runSession = undefined;
   }
 
-  /** Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided idle ones. */
-  tick(): void {
+  /**
+   * Decides sessions whose decision window has elapsed, expires idle sessions, compacts decided
+   * idle ones. With `sliceMs`, stops after about that much wall time and returns false: call
+   * again (after yielding the event loop) for the rest. True when everything due was done.
+   */
+  tick(sliceMs = Infinity): boolean {
     const now = this.clock.now();
     this.stateless.tick(now);
+    // Under a backlog the work is cut at sliceMs of wall time; what is left waits for the next call.
+    const until = sliceMs === Infinity ? Infinity : performance.now() + sliceMs;
+    let n = 0;
+    const over = (): boolean => (++n & 63) === 0 && performance.now() > until;
     for (const key of [...this.pending]) {
+      if (over()) return false;
       const s = this.full.get(key);
       if (s === undefined) {
         this.pending.delete(key);
@@ -95,18 +104,22 @@ export class CorrelationEngine {
       if (now - (s.pendingSinceMs ?? now) >= this.opts.decisionWindowMs) this.decideSafely(s, now);
     }
     for (const [key, s] of this.full) {
+      if (over()) return false;
       if (now - s.lastActivityMs < this.opts.sessionTtlMs) break;
       this.remove(key, 'session_expired', now);
     }
     for (const [key, c] of this.compacted) {
+      if (over()) return false;
       if (now - c.lastActivityMs < this.opts.sessionTtlMs) break;
       this.remove(key, 'session_expired', now);
     }
     for (const [key, s] of this.full) {
+      if (over()) return false;
       if (now - s.lastActivityMs < this.opts.compactAfterMs) break;
       if (this.pending.has(key)) continue;
       this.compact(s);
     }
+    return true;
   }
 
   /** Decides every pending session now, window or not (offline analysis, shutdown). */
@@ -149,14 +162,17 @@ export class CorrelationEngine {
   /**
    * The saved form of every session changed since the last call: binary (format 3) for a full
    * session, JSON for a compacted one; `state: null` when it was deleted. The binary states of
-   * one call share one buffer.
+   * one call share one buffer. At most `max` sessions (default all); the rest stay dirty for
+   * the next call, so a large backlog can be saved in slices.
    */
-  takeDirty(): Array<{ key: string; state: string | Uint8Array | null }> {
+  takeDirty(max = Infinity): Array<{ key: string; state: string | Uint8Array | null }> {
     const out: Array<{ key: string; state: string | Uint8Array | null }> = [];
     if (this.dirty.size === 0) return out;
     // Sized for a typical session: one buffer per call, grown rarely.
-    const w = new ByteWriter(Math.min(this.dirty.size, 4096) * 2048);
+    const w = new ByteWriter(Math.min(this.dirty.size, max, 4096) * 2048);
     for (const key of this.dirty) {
+      if (out.length >= max) break;
+      this.dirty.delete(key);
       const f = this.full.get(key);
       if (f !== undefined) {
         out.push({ key, state: encodeBinarySession(w, f) });
@@ -165,8 +181,12 @@ export class CorrelationEngine {
       const c = this.compacted.get(key);
       out.push({ key, state: c === undefined ? null : serializeSession(c) });
     }
-    this.dirty.clear();
     return out;
+  }
+
+  /** Sessions changed since the last {@link takeDirty}. */
+  get dirtyCount(): number {
+    return this.dirty.size;
   }
 
   /**

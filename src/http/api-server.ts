@@ -10,8 +10,9 @@ import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
+import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
-export interface ApiServerOptions {
+export interface ApiServerOptions extends ServerLimits {
   store: Store;
   /** The engine's live lineage of a session key, or undefined when it no longer holds it. */
   lineage: (key: string) => SessionLineage | undefined;
@@ -23,6 +24,8 @@ export interface ApiServerOptions {
   metricsAuth?: boolean;
   /** Readiness for `/readyz`. */
   ready: () => boolean;
+  /** Why the detector is not ready (e.g. the storage error), given in `/readyz`'s `reason`. */
+  notReadyReason?: () => string | undefined;
   /** Request and error logging; default none. */
   logger?: FastifyBaseLogger;
   /**
@@ -53,9 +56,11 @@ const MAX_ECHOED_URL = 200;
  */
 export async function createApiServer(options: ApiServerOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
+  const limits = fastifyLimitOptions(options);
   const app: FastifyInstance = options.logger
-    ? (Fastify({ loggerInstance: options.logger }) as unknown as FastifyInstance)
-    : Fastify({ logger: false });
+    ? (Fastify({ loggerInstance: options.logger, ...limits }) as unknown as FastifyInstance)
+    : Fastify({ logger: false, ...limits });
+  applyConnectionLimit(app, options);
 
   installRouteAuth(app, {
     ...(options.authToken !== undefined ? { token: options.authToken } : {}),
@@ -174,7 +179,14 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
       ready = false;
     }
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not_ready' };
+    if (ready) return { status: 'ready' };
+    let reason: string | undefined;
+    try {
+      reason = options.notReadyReason?.();
+    } catch {
+      reason = undefined;
+    }
+    return reason === undefined ? { status: 'not_ready' } : { status: 'not_ready', reason };
   });
 
   return app;

@@ -1,4 +1,4 @@
-import { gunzip } from 'node:zlib';
+import { Transform } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { ForkwatchError, createError } from '../errors.js';
@@ -9,8 +9,11 @@ import { decodeProtobuf } from '../otlp/decode-protobuf.js';
 import type { DecodeResult } from '../otlp/decode-result.js';
 import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
 import type { OtlpFormat } from '../otlp/export-response.js';
-import type { IngestSink } from '../otlp/ingest-sink.js';
+import { IngestBudget, type IngestLease } from '../otlp/ingest-budget.js';
+import type { IngestRefusal, IngestSink } from '../otlp/ingest-sink.js';
+import { encodingOf, formatOf, gunzipBounded, withTimeout } from './otlp-request.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
+import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
 /** Why a request (or some of its spans) was refused; the `reason` of `forkwatch_spans_rejected_total`. */
 export type OtlpRefusalReason =
@@ -39,7 +42,7 @@ export interface OtlpRequestOutcome {
   foreign: number;
 }
 
-export interface OtlpServerOptions {
+export interface OtlpServerOptions extends ServerLimits {
   /** Where decoded forkwatch spans go. Required. */
   sink: IngestSink;
   /** When set, requests need `Authorization: Bearer <authToken>`; checked before the body is read. Default: unset. */
@@ -48,7 +51,13 @@ export interface OtlpServerOptions {
   maxBodyBytes?: number;
   /** Largest gzip body after inflation, bytes; inflation stops there. Default 16 MiB. */
   maxDecompressedBytes?: number;
-  /** `Retry-After` on 503, seconds. Default 2. */
+  /**
+   * Bytes of OTLP bodies in flight (being read, inflated, or decoded and waiting for their commit),
+   * shared with the detector's other receivers. Past it a request is answered 429 + Retry-After
+   * before its body is read. Default: a budget of its own of {@link DEFAULT_OTLP_SERVER_OPTIONS}.maxInFlightBytes.
+   */
+  budget?: IngestBudget;
+  /** `Retry-After` on 429 and 503, seconds. Default 2. */
   retryAfterSeconds?: number;
   /** How long a sink's promise may take before the request is answered 503, ms. Default 10000. */
   sinkTimeoutMs?: number;
@@ -66,6 +75,7 @@ export const DEFAULT_OTLP_SERVER_OPTIONS = Object.freeze({
   maxDecompressedBytes: 16 * 1024 * 1024, // bytes
   retryAfterSeconds: 2, // seconds
   sinkTimeoutMs: 10_000, // milliseconds
+  maxInFlightBytes: 64 * 1024 * 1024, // bytes
 });
 
 /** The OTLP/HTTP traces path. */
@@ -85,7 +95,12 @@ const REASON_BY_CODE: Partial<Record<ErrorCode, OtlpRefusalReason>> = {
   FORKWATCH_ERR_BAD_GZIP: 'decode_error',
   FORKWATCH_ERR_OTLP_DECODE: 'decode_error',
   FORKWATCH_ERR_OVERLOADED: 'overloaded',
+  FORKWATCH_ERR_INGEST_BUDGET: 'overloaded',
+  FORKWATCH_ERR_STORAGE_UNAVAILABLE: 'overloaded',
 };
+
+/** The budget lease of each request being served. */
+const leases = new WeakMap<FastifyRequest, IngestLease>();
 
 /**
  * Builds the OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, optionally gzip.
@@ -98,8 +113,11 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
   const retryAfter = positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds);
   const sinkTimeoutMs = positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs);
   const { sink, decodeLimits, onRequest } = options;
+  const budget = options.budget ?? new IngestBudget(DEFAULT_OTLP_SERVER_OPTIONS.maxInFlightBytes);
+  const overBudget = (): ForkwatchError => createError('FORKWATCH_ERR_INGEST_BUDGET', budget.maxBytes, retryAfter);
 
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes });
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes, ...fastifyLimitOptions(options) });
+  applyConnectionLimit(app, options);
   installRouteAuth(app, {
     ...(options.authToken ? { token: options.authToken } : {}),
     deny: (req, reply) => refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),
@@ -116,7 +134,9 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
 
   const refuse = (req: FastifyRequest, reply: FastifyReply, err: ForkwatchError, result?: DecodeResult): FastifyReply => {
     const format = formatOf(req) ?? 'json';
-    if (err.statusCode === 503) reply.header('retry-after', String(retryAfter));
+    if (err.statusCode === 503 || err.statusCode === 429) reply.header('retry-after', String(retryAfter));
+    // A refused body that was never read is not read now: the connection closes instead.
+    if (err.code === 'FORKWATCH_ERR_INGEST_BUDGET') reply.header('connection', 'close');
     notify({
       status: err.statusCode,
       reason: REASON_BY_CODE[err.code] ?? 'decode_error',
@@ -164,12 +184,44 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
       if (Number.isFinite(len) && len > maxBodyBytes) {
         return refuse(req, reply, createError('FORKWATCH_ERR_BODY_TOO_LARGE', maxBodyBytes));
       }
+      // Before the body is read: its announced length, or nothing yet for chunked bodies.
+      const lease = budget.acquire(Number.isFinite(len) ? len : 0);
+      if (!lease) return refuse(req, reply, overBudget());
+      leases.set(req, lease);
+      // 'close' comes once the answer is sent or the client went away: either way the bytes are free.
+      reply.raw.once('close', () => lease.release());
       return undefined;
+    },
+    // A body of unannounced length is counted as it arrives.
+    preParsing: async (req, _reply, payload) => {
+      const lease = leases.get(req);
+      if (!lease || Number.isFinite(Number(req.headers['content-length']))) return payload;
+      let seen = 0;
+      const counted = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          seen += chunk.length;
+          if (!lease.growTo(seen)) return cb(overBudget());
+          cb(null, chunk);
+        },
+      });
+      payload.on('error', (err) => counted.destroy(err));
+      return payload.pipe(counted);
     },
     handler: async (req, reply) => {
       const format = formatOf(req)!;
       let body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (encodingOf(req) === 'gzip') body = await gunzipBounded(body, maxDecompressedBytes);
+      if (encodingOf(req) === 'gzip') {
+        // Inflated OTLP is typically 3-10x its gzip; reserve a guess, then settle on the real size.
+        const lease = leases.get(req);
+        const sent = body.length;
+        if (lease && !lease.growTo(sent + Math.min(maxDecompressedBytes, body.length * 4))) {
+          return refuse(req, reply, overBudget());
+        }
+        body = await gunzipBounded(body, maxDecompressedBytes);
+        if (lease && !lease.growTo(sent + body.length)) {
+          return refuse(req, reply, overBudget());
+        }
+      }
       const result = format === 'protobuf' ? decodeProtobuf(body, decodeLimits) : decodeJson(body, decodeLimits);
 
       if (result.spans.length > 0) {
@@ -180,7 +232,7 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
           rejectReasons: result.rejectReasons,
         };
         const overloaded = createError('FORKWATCH_ERR_OVERLOADED', retryAfter);
-        let offered: Promise<void> | 'overloaded';
+        let offered: Promise<void> | IngestRefusal;
         try {
           offered = sink.offer(result.spans, meta);
         } catch (err) {
@@ -188,6 +240,9 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
           return refuse(req, reply, overloaded, result);
         }
         if (offered === 'overloaded') return refuse(req, reply, overloaded, result);
+        if (typeof offered === 'object' && 'storage' in offered) {
+          return refuse(req, reply, createError('FORKWATCH_ERR_STORAGE_UNAVAILABLE', offered.storage, retryAfter), result);
+        }
         try {
           await withTimeout(offered, sinkTimeoutMs);
         } catch (err) {
@@ -213,49 +268,6 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
   });
 
   return app;
-}
-
-function formatOf(req: FastifyRequest): OtlpFormat | undefined {
-  const ct = req.headers['content-type'];
-  if (typeof ct !== 'string') return undefined;
-  const semi = ct.indexOf(';');
-  const media = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
-  if (media === 'application/x-protobuf') return 'protobuf';
-  if (media === 'application/json') return 'json';
-  return undefined;
-}
-
-/** 'gzip', 'identity', or undefined for an encoding we do not accept. */
-function encodingOf(req: FastifyRequest): 'gzip' | 'identity' | undefined {
-  const ce = req.headers['content-encoding'];
-  if (ce === undefined) return 'identity';
-  const v = String(ce).trim().toLowerCase();
-  if (v === 'gzip' || v === 'x-gzip') return 'gzip';
-  if (v === '' || v === 'identity' || v === 'none') return 'identity';
-  return undefined;
-}
-
-/** Inflates gzip, stopping (and failing) once the output would pass `max` bytes. */
-function gunzipBounded(body: Buffer, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    gunzip(body, { maxOutputLength: max }, (err, out) => {
-      if (!err) return resolve(out);
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        reject(createError('FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE', max));
-      } else {
-        reject(createError('FORKWATCH_ERR_BAD_GZIP', err.message));
-      }
-    });
-  });
-}
-
-/** Rejects when `p` has not settled within `ms`; a sink that never answers must not pin requests. */
-function withTimeout(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`ingest sink did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 function positive(v: number | undefined, dflt: number): number {

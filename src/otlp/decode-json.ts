@@ -4,7 +4,7 @@ import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
 import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
-import type { DecodeResult } from './decode-result.js';
+import { AttributeTooDeep, type DecodeResult } from './decode-result.js';
 import { cutString } from './cut-string.js';
 
 const UNKNOWN_SERVICE = 'unknown_service';
@@ -113,13 +113,22 @@ class JsonWalker {
     if (rawAttrs !== undefined && rawAttrs !== null) {
       const list = this.array(rawAttrs, 'attributes');
       let kept = 0;
-      for (let i = 0; i < list.length && kept < this.lim.maxAttributesPerSpan; i++) {
-        const kv = this.object(list[i], 'KeyValue');
-        if (typeof kv.key !== 'string') this.fail('attribute key is not a string');
-        const v = this.anyValue(kv.value, 1);
-        if (v === undefined) continue;
-        setAttribute(attributes, cutString(kv.key, this.lim.maxAttributeKeyLength), v);
-        kept++;
+      // Too deep a value rejects this span only; the rest of the batch is kept (partial success).
+      this.inSpanAttributes = true;
+      try {
+        for (let i = 0; i < list.length && kept < this.lim.maxAttributesPerSpan; i++) {
+          const kv = this.object(list[i], 'KeyValue');
+          if (typeof kv.key !== 'string') this.fail('attribute key is not a string');
+          const v = this.anyValue(kv.value, 1);
+          if (v === undefined) continue;
+          setAttribute(attributes, cutString(kv.key, this.lim.maxAttributeKeyLength), v);
+          kept++;
+        }
+      } catch (err) {
+        if (err instanceof AttributeTooDeep) return acc.reject('attribute_too_deep');
+        throw err;
+      } finally {
+        this.inSpanAttributes = false;
       }
     }
     const rec: SpanRecord = {
@@ -156,7 +165,7 @@ class JsonWalker {
 
   // AnyValue: {stringValue|boolValue|intValue|doubleValue|arrayValue|kvlistValue|bytesValue}
   private anyValue(raw: unknown, depth: number): AttrValue | undefined {
-    if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
+    if (depth > this.lim.maxNestingDepth) this.tooDeep();
     if (raw === undefined || raw === null) return undefined;
     const o = this.object(raw, 'AnyValue');
     const arr = field(o, 'arrayValue', 'array_value');
@@ -222,7 +231,7 @@ class JsonWalker {
   }
 
   private jsOf(raw: unknown, depth: number): unknown {
-    if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
+    if (depth > this.lim.maxNestingDepth) this.tooDeep();
     if (raw === undefined || raw === null) {
       this.budget -= 4;
       return null;
@@ -269,6 +278,13 @@ class JsonWalker {
     if (v === undefined || v === null) return [];
     if (!Array.isArray(v)) this.fail(`${what} is not an array`);
     return v;
+  }
+
+  private inSpanAttributes = false;
+
+  private tooDeep(): never {
+    if (this.inSpanAttributes) throw new AttributeTooDeep();
+    this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
   }
 
   private fail(msg: string): never {

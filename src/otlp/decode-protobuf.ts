@@ -4,7 +4,7 @@ import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
 import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
-import type { DecodeResult } from './decode-result.js';
+import { AttributeTooDeep, type DecodeResult } from './decode-result.js';
 import { isAllZero } from './is-all-zero.js';
 import { cutString } from './cut-string.js';
 import { REPEATING_VALUE_KEYS } from './repeating-values.js';
@@ -274,7 +274,18 @@ class WireDecoder {
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
     const attributes: Record<string, AttrValue> = {};
-    if (attrFirst >= 0) this.attributes(attrFirst, end, attributes);
+    if (attrFirst >= 0) {
+      // Too deep a value rejects this span only: the body is valid protobuf (the OTLP answer is partial success).
+      this.inSpanAttributes = true;
+      try {
+        this.attributes(attrFirst, end, attributes);
+      } catch (err) {
+        if (err instanceof AttributeTooDeep) return acc.reject('attribute_too_deep');
+        throw err;
+      } finally {
+        this.inSpanAttributes = false;
+      }
+    }
     const rec: SpanRecord = {
       traceId: hexSlice(this.nb, traceS, traceE),
       spanId: hexSlice(this.nb, spanS, spanE),
@@ -337,7 +348,7 @@ class WireDecoder {
   // AnyValue{string=1, bool=2, int=3, double=4, array=5, kvlist=6, bytes=7}; oneof: last wins.
   // `intern`: serve a short string value from the string table (see REPEATING_VALUE_KEYS).
   private anyValue(start: number, end: number, depth: number, intern = false): AttrValue | undefined {
-    if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
+    if (depth > this.lim.maxNestingDepth) this.tooDeep();
     let v: AttrValue | undefined;
     this.pos = start;
     while (this.pos < end) {
@@ -361,7 +372,7 @@ class WireDecoder {
 
   // The JSON-able form of an AnyValue inside an array or kvlist; null for an empty AnyValue.
   private anyToJs(start: number, end: number, depth: number): unknown {
-    if (depth > this.lim.maxNestingDepth) this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
+    if (depth > this.lim.maxNestingDepth) this.tooDeep();
     let v: unknown = null;
     this.pos = start;
     while (this.pos < end) {
@@ -634,6 +645,13 @@ class WireDecoder {
     const cap = Math.ceil(max / 4) * 3;
     if (e - s > cap) e = s + cap;
     return cutString(Buffer.from(this.buf.buffer, this.buf.byteOffset + s, e - s).toString('base64'), max);
+  }
+
+  private inSpanAttributes = false;
+
+  private tooDeep(): never {
+    if (this.inSpanAttributes) throw new AttributeTooDeep();
+    this.fail(`attribute nesting deeper than ${this.lim.maxNestingDepth}`);
   }
 
   private fail(msg: string): never {

@@ -6,6 +6,7 @@ export const REJECT_REASONS = [
   'invalid_span_id', // not 8 bytes, or all zero
   'invalid_parent_span_id', // neither empty nor 8 bytes
   'invalid_side', // forkwatch.side missing or not client/server
+  'attribute_too_deep', // an attribute value nested past maxNestingDepth
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
@@ -29,3 +30,6 @@ export function summarizeRejects(rejected: number, reasons: Partial<Record<Rejec
   const parts = REJECT_REASONS.filter((r) => reasons[r]).map((r) => `${r}=${reasons[r]}`);
   return `${rejected} forkwatch span${rejected === 1 ? '' : 's'} rejected: ${parts.join(', ')}`;
 }
+
+/** Thrown by a decoder inside one span's attributes; the span is rejected, the batch goes on. */
+export class AttributeTooDeep extends Error {}

@@ -13,6 +13,12 @@ export interface IngestMeta {
 }
 
 /**
+ * Why a sink refused a batch at once: `'overloaded'` (its queue is full) or
+ * `{ storage: message }` (storage is failing; the answer names it).
+ */
+export type IngestRefusal = 'overloaded' | { storage: string };
+
+/**
  * Where the OTLP receiver hands decoded forkwatch spans. It is only called with at least one span.
  *
  * Return `'overloaded'` to refuse the batch (the receiver answers `503` with `Retry-After` and the
@@ -20,5 +26,5 @@ export interface IngestMeta {
  * promise or a throw is treated as transient overload too.
  */
 export interface IngestSink {
-  offer(spans: SpanRecord[], meta: IngestMeta): Promise<void> | 'overloaded';
+  offer(spans: SpanRecord[], meta: IngestMeta): Promise<void> | IngestRefusal;
 }

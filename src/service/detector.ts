@@ -8,6 +8,7 @@ import { createApiServer } from '../http/api-server.js';
 import { createOtlpServer } from '../http/otlp-server.js';
 import { createMetrics, type DetectorMetrics } from '../metrics/create-metrics.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from '../otlp/grpc/otlp-grpc-server.js';
+import { IngestBudget } from '../otlp/ingest-budget.js';
 import type { IngestMeta, IngestSink } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
@@ -28,6 +29,8 @@ export interface RunningDetector {
   engine: CorrelationEngine;
   store: Store;
   metrics: DetectorMetrics;
+  /** The OTLP bytes-in-flight budget every receiver of this detector shares. */
+  budget: IngestBudget;
   /** Drains: stop accepting, finish batches in hand, flush SQLite. Resolves true when all was committed. */
   close(): Promise<boolean>;
 }
@@ -93,6 +96,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       metrics.noteService(s.service);
     }
   };
+  const budget = new IngestBudget(config.maxInFlightBytes);
   let ready = false;
   let otlp: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
@@ -112,10 +116,15 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,
       retryAfterSeconds: config.retryAfterSeconds,
+      budget,
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      maxConnections: config.maxConnections,
       onRequest: (outcome) => metrics.onOtlpRequest(outcome),
     });
     grpc = createOtlpGrpcServer({
       sink,
+      budget,
       authToken: config.authToken || undefined,
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,
@@ -130,7 +139,11 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       authToken: config.authToken || undefined,
       metricsAuth: config.metricsAuth,
       peers: { urls: splitPeers(config.peers), timeoutMs: config.peerTimeoutMs },
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.headersTimeoutMs,
+      maxConnections: config.maxConnections,
       ready: () => ready && !p.storageFailing,
+      notReadyReason: () => (p.storageFailing ? `storage: ${p.storageError ?? 'commit failed'}` : ready ? undefined : 'starting or stopping'),
     });
     const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
     const grpcPort = await grpc.listen(config.host, config.otlpGrpcPort);
@@ -159,6 +172,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       engine,
       store,
       metrics,
+      budget,
       close: () =>
         (closing ??= (async () => {
           ready = false;

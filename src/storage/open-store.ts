@@ -194,6 +194,11 @@ export function openStore(options: OpenStoreOptions): Store {
       return { findings: pruned.findings, states: pruned.rows.length };
     },
 
+    checkpoint() {
+      if (closed || db.memory) return;
+      guard('checkpoint', () => db.pragma('wal_checkpoint(TRUNCATE)'));
+    },
+
     close() {
       if (closed) return;
       closed = true;

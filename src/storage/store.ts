@@ -62,6 +62,12 @@ export interface Store {
   getSessionState(key: string): SessionStateData | undefined;
   /** Deletes findings detected and session states last updated more than the retention ago. */
   prune(nowMs: number): { findings: number; states: number };
+  /**
+   * Copies the WAL into the main file and truncates it (`wal_checkpoint(TRUNCATE)`), giving its
+   * space back to the file system: after a full disk, the WAL keeps freed space until this runs.
+   * @throws ForkwatchError FORKWATCH_ERR_STORAGE when SQLite fails.
+   */
+  checkpoint(): void;
   /** Checkpoints the WAL into the main file and closes; idempotent. */
   close(): void;
 }

@@ -85,7 +85,7 @@ test('a failing store refuses new batches, keeps what it holds, and commits it o
   const a = p.offer([span(1)]);
   await assert.rejects(a as Promise<void>, /disk full/);
   assert.equal(p.storageFailing, true);
-  assert.equal(p.offer([span(2)]), 'overloaded', 'no new batch while storage fails');
+  assert.deepEqual(p.offer([span(2)]), { storage: 'disk full' }, 'no new batch while storage fails, refused as storage');
   // The retry runs after STORAGE_RETRY_MS; the second attempt fails too, the third succeeds.
   for (let i = 0; i < 40 && p.storageFailing; i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(p.storageFailing, false);

@@ -8,6 +8,7 @@ import type { DecodeLimits } from '../decode-limits.js';
 import type { DecodeResult } from '../decode-result.js';
 import { encodeExportResponse } from '../export-response.js';
 import type { IngestSink } from '../ingest-sink.js';
+import type { IngestBudget } from '../ingest-budget.js';
 import { GRPC_STATUS_DETAILS_KEY, encodeRetryStatus } from './grpc-status-details.js';
 
 /** The OTLP trace export method, as the Collector's OTLP exporter calls it. */
@@ -28,6 +29,11 @@ export interface OtlpGrpcServerOptions {
   sinkTimeoutMs?: number;
   /** Overrides of the decoder's bounds. */
   decodeLimits?: Partial<DecodeLimits>;
+  /**
+   * The bytes-in-flight budget shared with the HTTP receiver: a message past it is answered
+   * UNAVAILABLE with RetryInfo before it is decoded. Default: none (grpc-js's message limit only).
+   */
+  budget?: IngestBudget;
   /**
    * Called once per call with its outcome, `status` being the HTTP receiver's status for the same
    * case (200, 400, 401, 413, 503), so `forkwatch_otlp_requests_total{code}` reads the same for both.
@@ -119,7 +125,17 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
     retry: true,
   });
 
-  const exportTraces = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
+  const exportTraces = (call: ServerUnaryCall<Buffer, Buffer>, answerCall: sendUnaryData<Buffer>): void => {
+    // The message's bytes count against the shared budget until the call is answered.
+    const lease = options.budget?.acquire(call.request.length);
+    const callback: sendUnaryData<Buffer> = lease === undefined ? answerCall : (err, value) => {
+      lease.release();
+      answerCall(err, value);
+    };
+    if (options.budget !== undefined && lease === undefined) {
+      refuse(callback, overloaded(`FORKWATCH_ERR_INGEST_BUDGET: more than ${options.budget.maxBytes} bytes in flight`));
+      return;
+    }
     if (tokenDigest && !authorized(call.metadata.get('authorization')[0], tokenDigest)) {
       refuse(callback, { code: status.UNAUTHENTICATED, message: 'FORKWATCH_ERR_UNAUTHORIZED: a valid bearer token is required', reason: 'unauthorized', httpStatus: 401 });
       return;
@@ -152,7 +168,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
       answer();
       return;
     }
-    let offered: Promise<void> | 'overloaded';
+    let offered: ReturnType<IngestSink['offer']>;
     try {
       offered = sink.offer(result.spans, { received: result.total, foreign: result.foreign, rejected: result.rejected, rejectReasons: result.rejectReasons });
     } catch (err) {
@@ -162,6 +178,11 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
     }
     if (offered === 'overloaded') {
       refuse(callback, overloaded('ingest queue full'), result);
+      return;
+    }
+    if (typeof offered === 'object' && 'storage' in offered) {
+      // The store cannot commit (a full disk): the exporter retries later, as over HTTP's 503.
+      refuse(callback, overloaded(`storage unavailable: ${offered.storage}`), result);
       return;
     }
     withTimeout(offered, sinkTimeoutMs).then(answer, (err: unknown) => {

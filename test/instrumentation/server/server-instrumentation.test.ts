@@ -272,6 +272,9 @@ describe('server instrumentation', { timeout: 20_000 }, () => {
       const out = await client.callTool({ name: 'slow', arguments: {} }, undefined, { onprogress: () => progress++, timeout: 8000 });
       assert.deepEqual(out.content, [{ type: 'text', text: 'done' }]);
       await waitFor(() => t.spans(SPAN_RESUME).length > 0);
+      // The replayed event's span ends after the tool result reached the client: wait for it.
+      const progressSpans = () => t.spans(SPAN_SSE_EVENT).filter((e) => attr(e, ATTR_MCP_METHOD_NAME) === 'notifications/progress');
+      await waitFor(() => progressSpans().length >= 2, 20_000);
 
       const resume = t.spans(SPAN_RESUME)[0]!;
       assert.equal(attr(resume, ATTR_RESUME_OUTCOME), 'resumed');
@@ -282,7 +285,7 @@ describe('server instrumentation', { timeout: 20_000 }, () => {
       assert.equal(attr(resume, ATTR_SESSION_INCARNATION), attr(created[0]!, ATTR_SESSION_INCARNATION));
 
       // The progress event was sent on the cut stream and sent again on the resumed one.
-      const progressEvents = t.spans(SPAN_SSE_EVENT).filter((e) => attr(e, ATTR_MCP_METHOD_NAME) === 'notifications/progress');
+      const progressEvents = progressSpans();
       assert.equal(progressEvents.length, 2);
       assert.deepEqual(progressEvents.map((e) => attr(e, ATTR_SSE_REPLAYED)), [false, true]);
       assert.equal(attr(progressEvents[0]!, ATTR_SSE_EVENT_ID), attr(progressEvents[1]!, ATTR_SSE_EVENT_ID));

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { diag } from '@opentelemetry/api';
+import { IngestPipeline, STORAGE_RETRY_MS, type EnginePort } from '../../src/service/ingest-pipeline.js';
+import type { SessionStateChange, StoreCommit } from '../../src/storage/store.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
+
+// The driver boundary: a store whose commits fail with SQLite's full-disk error until space is
+// "freed" (no unprivileged way here to fill a real volume from a unit test).
+function fullDiskStore(): { commit(b: StoreCommit): void; checkpoint(): void; full: boolean; checkpoints: number; committed: SessionStateChange[] } {
+  return {
+    full: true,
+    checkpoints: 0,
+    committed: [],
+    commit(b) {
+      if (this.full) throw Object.assign(new Error('storage error: commit: database or disk is full'), { code: 'FORKWATCH_ERR_STORAGE', cause: { code: 'SQLITE_FULL' } });
+      this.committed.push(...b.states);
+    },
+    checkpoint() {
+      this.checkpoints++;
+    },
+  };
+}
+
+function engine(): EnginePort {
+  let dirty: SessionStateChange[] = [];
+  return {
+    ingest(spans: SpanRecord[]) {
+      for (const s of spans) dirty.push({ key: s.spanId, state: '{}' });
+    },
+    tick() {},
+    takeDirty() {
+      const d = dirty;
+      dirty = [];
+      return d;
+    },
+  };
+}
+
+const span = (i: number): SpanRecord => ({ traceId: 'a'.repeat(32), spanId: String(i).padStart(16, '0'), parentSpanId: '', name: 'x', startMs: i, endMs: i, service: 's', attributes: {} });
+
+test('a full disk: refusals name the storage error, the WAL is checkpointed before each retry, and ingest recovers on its own', async () => {
+  const store = fullDiskStore();
+  const p = new IngestPipeline({ engine: engine(), store, maxQueuedSpans: 100, commitIntervalMs: 1, logger: diag });
+  const first = p.offer([span(1)]);
+  assert.ok(first instanceof Promise);
+  await assert.rejects(first);
+  assert.equal(p.storageFailing, true);
+  const refused = p.offer([span(2)]);
+  assert.ok(typeof refused === 'object' && !(refused instanceof Promise) && 'storage' in refused, 'refused as storage, not as a full queue');
+  assert.match(refused.storage, /SQLITE_FULL/);
+  // Space is freed: the next retry (after a checkpoint) commits, and ingest is accepted again.
+  store.full = false;
+  const deadline = Date.now() + STORAGE_RETRY_MS * 4 + 5000;
+  while (p.storageFailing && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(p.storageFailing, false, 'recovered without a restart');
+  assert.ok(store.checkpoints >= 1, 'the WAL was checkpointed before the retry');
+  assert.ok(store.committed.some((s) => s.key === span(1).spanId), 'the state of the refused batch was kept and written');
+  const again = p.offer([span(3)]);
+  assert.ok(again instanceof Promise);
+  await again;
+  p.close();
+});
