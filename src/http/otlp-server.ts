@@ -205,6 +205,8 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
         },
       });
       payload.on('error', (err) => counted.destroy(err));
+      // After fastify has answered (e.g. 413 at bodyLimit) nobody listens: a late refusal must not crash.
+      counted.on('error', () => undefined);
       return payload.pipe(counted);
     },
     handler: async (req, reply) => {
