@@ -59,6 +59,31 @@ export const RUNBOOK_ADVICE: Readonly<Partial<Record<FindingKind | (string & {})
       "Without a fork, the session was reaped while the request was pending: check the server's idle timeout against its longest tool call, and give the client @forkwatch/instrumentation/client's guard (connectGuarded), which fails pending calls at once and re-initializes.",
     ],
   },
+  duplicate_execution: {
+    alert: 'MCPDuplicateToolExecution',
+    anchor: 'mcpduplicatetoolexecution',
+    steps: [
+      'Open the timeline below: the original call and its re-issue both reached the handler and completed on the server.',
+      'The server kept running a call whose response stream had closed: on the 2026-07-28 transport a closed stream is a cancellation, so stop the handler on abort (its AbortSignal), or make the tool idempotent.',
+      'Affected users: the tool ran twice; check its side effects (payments, writes, messages) for the request ids named here.',
+    ],
+  },
+  orphaned_request: {
+    alert: 'MCPOrphanedRequests',
+    anchor: 'mcporphanedrequests',
+    steps: [
+      'Open the timeline below: the request lost its response stream and was neither answered nor re-issued.',
+      'Look for what cuts streams (a proxy or load balancer idle timeout, restarts) and make the client re-issue the call under a new request id, as the transport requires.',
+    ],
+  },
+  work_after_cancel: {
+    alert: 'MCPOrphanedRequests',
+    anchor: 'mcporphanedrequests',
+    steps: [
+      'Open the timeline below: the server kept sending messages for a request after its stream had closed.',
+      'A closed stream cancels the request on the 2026-07-28 transport: stop the handler on abort so its work and cost end with the stream.',
+    ],
+  },
 };
 
 /** For a kind without its own entry: the runbook's start. */
