@@ -1,9 +1,13 @@
 /**
- * Span and attribute names of the forkwatch telemetry schema (docs/telemetry.md is normative).
+ * Span and attribute names of the forkwatch telemetry schema (docs/telemetry.md is normative;
+ * test/semconv-doc.test.ts keeps the two in step). Both packages read them from here.
  *
- * The OpenTelemetry MCP semantic conventions are in Development status and not yet exported by
- * `@opentelemetry/semantic-conventions` as stable constants, so the names we share with them are
- * copied here, as opentelemetry-js instrumentations do with unstable names.
+ * The MCP semantic conventions now live in semantic-conventions-genai (`mcp.md`, still
+ * Development status) and are not exported by `@opentelemetry/semantic-conventions` as stable
+ * constants, so the names we share with them (`mcp.method.name`, `mcp.protocol.version`,
+ * `jsonrpc.request.id`, `gen_ai.tool.name`, ...) are copied here, as opentelemetry-js
+ * instrumentations do with unstable names. They say nothing of event ids, resumption,
+ * incarnations or progress tokens: those are `forkwatch.*`.
  */
 
 /** Which side of the MCP connection emitted a span (attribute `forkwatch.side`). */
