@@ -71,7 +71,7 @@ describe('alerting end to end', { skip: SKIP_BINARIES }, () => {
     assert.equal(alert.labels.kind, 'minted_on_resume');
     assert.equal(alert.labels.instance, target);
     assert.equal(alert.annotations.runbook_url, 'https://github.com/forkwatch/forkwatch/blob/main/docs/runbook.md#mcpsessionforkdetected');
-    assert.match(alert.annotations.description ?? '', new RegExp(`http://${target}/api/v1/findings\\?kind=minted_on_resume&service=stub-svc`));
+    assert.match(alert.annotations.description ?? '', new RegExp(`http://${target}/ui/\\?kind=minted_on_resume&service=stub-svc`));
     assert.ok(!webhook.notifications().some((x) => x.path === '/ticket'), 'a fork is a page, not a ticket');
   });
 
@@ -88,7 +88,8 @@ describe('alerting end to end', { skip: SKIP_BINARIES }, () => {
     assert.equal(n.receiver, 'page');
     const alert = n.alerts.find((a) => a.labels.alertname === 'MCPSessionForkDetected')!;
     assert.ok(alert.labels.service && alert.labels.kind, JSON.stringify(alert.labels));
-    assert.match(alert.annotations.description ?? '', /\/api\/v1\/findings\?kind=/);
+    // The description opens the incident view (/ui/) with the alert's kind and service.
+    assert.match(alert.annotations.description ?? '', /\/ui\/\?kind=/);
 
     // The finding the alert links to exists on the detector.
     const findings = (await (await fetch(`${det.httpUrl}/api/v1/findings?kind=${alert.labels.kind}&service=${encodeURIComponent(alert.labels.service!)}&since=15m`)).json()) as { items: unknown[] };
