@@ -19,6 +19,7 @@ import type { Finding } from '../../src/model/finding.js';
 import { CLI, startDetector, waitFor, type DetectorProcess } from './helpers/detector.js';
 import { otelcolBinary, otelcolUnavailable, startGateway, type GatewayProcess } from './helpers/otelcol.js';
 import { startOtlpTee, type OtlpTee } from './helpers/otlp-tee.js';
+import { reservePort } from './helpers/reserve-port.js';
 
 const SKIP = otelcolUnavailable();
 const TOKEN = 'e2e-fleet-token';
@@ -83,7 +84,10 @@ async function settle(detectors: DetectorProcess[]): Promise<void> {
 
 test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findings match one detector, a killed replica loses nothing', { skip: SKIP, timeout: 420_000 }, async (t) => {
   const a = await startDetector({ args: DETECTOR_ARGS });
-  const b0 = await startDetector({ args: DETECTOR_ARGS });
+  // B comes back on the same ports after its kill -9: reserved ones, which no other socket takes meanwhile.
+  const [bOtlp, bGrpc, bHttp] = [await reservePort(), await reservePort(), await reservePort()];
+  const bPorts = ['--otlp-port', String(bOtlp), '--otlp-grpc-port', String(bGrpc), '--http-port', String(bHttp)];
+  const b0 = await startDetector({ args: [...DETECTOR_ARGS, ...bPorts] });
   const ref = await startDetector({ args: DETECTOR_ARGS });
   for (const d of [a, b0, ref]) cleanup.push(() => d.kill());
   const gateway: GatewayProcess = await startGateway({ detectors: [a.otlpGrpcAddress, b0.otlpGrpcAddress], authToken: TOKEN });
@@ -103,13 +107,7 @@ test('gateway -> 2 detector replicas over OTLP/gRPC: sessions stay whole, findin
   await b0.kill();
   const keysAtKill = tee.sessionKeys.size;
   await new Promise((r) => setTimeout(r, 2000));
-  const grpcPort = b0.otlpGrpcAddress.split(':').pop()!;
-  const httpPort = new URL(b0.httpUrl).port;
-  const otlpPort = new URL(b0.otlpUrl).port;
-  const b = await startDetector({
-    dbPath: b0.dbPath,
-    args: [...DETECTOR_ARGS, '--otlp-port', otlpPort, '--otlp-grpc-port', grpcPort, '--http-port', httpPort, '--peers', a.httpUrl],
-  });
+  const b = await startDetector({ dbPath: b0.dbPath, args: [...DETECTOR_ARGS, ...bPorts, '--peers', a.httpUrl] });
   cleanup.push(() => b.kill());
   assert.equal(b.otlpGrpcAddress, b0.otlpGrpcAddress, 'restarted on the same gRPC port');
   await waitFor(() => tee.sessionKeys.size >= keysAtKill + 10, 180_000, 250, progress('after the restart'));

@@ -6,8 +6,8 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { reservePort } from './helpers/reserve-port.js';
 import { startExternalServer } from './helpers/external-server.js';
 import { explain, runThroughProxy, settledFindings, sharedDetector } from './helpers/proxy-scenario.js';
 
@@ -16,17 +16,8 @@ const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist
 const detector = sharedDetector();
 after(() => detector.stop());
 
-/** A free loopback port: server-everything takes its port from PORT and logs what it was given. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 const everything = async () =>
-  startExternalServer(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PORT: String(await freePort()) }, ready: /listening on port (\d+)/ });
+  startExternalServer(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PORT: String(await reservePort()) }, ready: /listening on port (\d+)/ });
 
 const LONG_RUNNING = (): { name: string; arguments: Record<string, unknown> } => ({ name: 'trigger-long-running-operation', arguments: { duration: 2.4, steps: 6 } });
 

@@ -2,24 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createApiServer } from '../../src/http/api-server.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
 import { openStore } from '../../src/storage/open-store.js';
+import { reservePort } from '../e2e/helpers/reserve-port.js';
 
 const hasPrometheus = spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0;
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function poll<T>(what: string, deadline: number, fn: () => Promise<T | undefined>): Promise<T> {
   for (;;) {
@@ -45,7 +37,7 @@ test('a real Prometheus scrapes /metrics, negotiates OpenMetrics and stores the 
   const app = await createApiServer({ store, lineage: () => undefined, ready: () => true, metrics });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const target = `127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const promPort = await freePort();
+  const promPort = await reservePort();
   writeFileSync(
     join(dir, 'prometheus.yml'),
     `global: { scrape_interval: 1s, scrape_timeout: 1s }\nscrape_configs:\n  - job_name: forkwatch\n    static_configs: [{ targets: ['${target}'] }]\n`,

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reservePort } from './reserve-port.js';
 
 /** The repository root, found upward from here (this file also runs compiled, from build/ for the bench). */
 function repoRoot(): string {
@@ -42,15 +42,6 @@ export function otelcolUnavailable(): string | false {
     : 'the OpenTelemetry Collector is not built: run collector/otelcol/build.sh (needs Go; CI builds it) or set OTELCOL_BIN';
 }
 
-/** A loopback port that was free a moment ago (bound, then released). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
 export interface GatewayProcess {
   /** OTLP/HTTP base URL (`POST /v1/traces`). */
   otlpHttpUrl: string;
@@ -69,7 +60,7 @@ export interface GatewayProcess {
 export async function startGateway(opts: { detectors: string[]; authToken?: string; timeoutMs?: number }): Promise<GatewayProcess> {
   const bin = otelcolBinary();
   if (!bin) throw new Error(String(otelcolUnavailable()));
-  const [grpc, http, health, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [grpc, http, health, metrics] = [await reservePort(), await reservePort(), await reservePort(), await reservePort()];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,

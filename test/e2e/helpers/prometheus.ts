@@ -6,10 +6,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reservePort } from './reserve-port.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 /** Committed rule files loaded by every test Prometheus. */
@@ -41,15 +42,6 @@ export function missingBinaries(): string | undefined {
   if (!b.prometheus) return 'prometheus not found (Debian: apt-get install prometheus)';
   if (!b.alertmanager) return 'alertmanager not found (Debian: apt-get install prometheus-alertmanager)';
   return undefined;
-}
-
-/** A free TCP port on 127.0.0.1 (bound then released: the child binds it right after). */
-export async function freePort(): Promise<number> {
-  const srv = createNetServer();
-  await new Promise<void>((resolve, reject) => srv.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 async function fetchWithTimeout(url: string, init: RequestInit = {}): Promise<Response> {
@@ -211,7 +203,7 @@ export async function startAlertmanager(opts: { webhookUrl: string }): Promise<A
     .replace(/group_interval: \S+/g, 'group_interval: 1s');
   if (!config.includes(opts.webhookUrl)) throw new Error('alertmanager.yml no longer points at http://webhook-sink:8080');
   writeFileSync(join(dir, 'alertmanager.yml'), config);
-  const port = await freePort();
+  const port = await reservePort();
   const proc = spawnChild(bin, [
     `--config.file=${join(dir, 'alertmanager.yml')}`,
     `--storage.path=${join(dir, 'data')}`,
@@ -276,7 +268,7 @@ export async function startPrometheus(opts: { targets: string[]; alertmanager?: 
     scrape_configs: [{ job_name: opts.job ?? 'forkwatch', static_configs: [{ targets: opts.targets }] }],
   };
   writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2));
-  const port = await freePort();
+  const port = await reservePort();
   const proc = spawnChild(bin, [
     `--config.file=${join(dir, 'prometheus.yml')}`,
     `--storage.tsdb.path=${join(dir, 'data')}`,
