@@ -17,6 +17,7 @@ import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/in
 import { z } from 'zod';
 import { createServerInstrumentation } from '../packages/instrumentation/src/server/index.js';
 import { createClientInstrumentation } from '../packages/instrumentation/src/client/index.js';
+import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 
 interface Variant {
   name: string;
@@ -31,12 +32,35 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
-/** An OTLP sink that accepts and discards: the exporter does its real work, the sink stays cheap. */
-export async function otlpSink(): Promise<{ url: string; spans: () => number; close(): Promise<void> }> {
-  let bytes = 0;
+/** What an {@link otlpSink} received: spans by name, every export request decoded. */
+export interface SinkCounts {
+  bytes: number;
+  /** Every span received (forkwatch and foreign). */
+  spans: number;
+  /** forkwatch spans by name. */
+  byName: Record<string, number>;
+}
+
+/**
+ * An OTLP/protobuf sink that accepts, counts and discards: the exporter does its real work, and
+ * the bench can say how many spans a variant exported (decoded with the detector's own decoder,
+ * so a span the detector would not read is not counted as forkwatch's).
+ */
+export async function otlpSink(): Promise<{ url: string; counts: () => SinkCounts; close(): Promise<void> }> {
+  const counts: SinkCounts = { bytes: 0, spans: 0, byName: {} };
   const server = createServer((req, res) => {
-    req.on('data', (d: Buffer) => (bytes += d.length));
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      counts.bytes += body.length;
+      try {
+        const r = decodeProtobuf(body);
+        counts.spans += r.total;
+        for (const sp of r.spans) counts.byName[sp.name] = (counts.byName[sp.name] ?? 0) + 1;
+      } catch {
+        // Not OTLP protobuf: counted in bytes only.
+      }
       res.writeHead(200, { 'content-type': 'application/x-protobuf' });
       res.end();
     });
@@ -44,7 +68,7 @@ export async function otlpSink(): Promise<{ url: string; spans: () => number; cl
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
-    spans: () => bytes,
+    counts: () => ({ ...counts, byName: { ...counts.byName } }),
     close: () => new Promise((r) => server.close(() => r())),
   };
 }

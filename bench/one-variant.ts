@@ -1,17 +1,27 @@
 /**
  * One variant of the instrumentation benchmark alone in a process, for instruction counting
- * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client (plain and
- * instrumented are accepted as none and both), APP=echo|progress-store, N timed calls after a
- * fixed warm-up and a full GC. Prints RUN_OK when every call succeeded.
+ * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code
+ * (plain and instrumented are accepted as none and both), APP=echo|progress-store, N timed calls
+ * after a fixed warm-up and a full GC. Prints RUN_OK when every call succeeded.
+ *
+ * zero-code: the app is built uninstrumented and the process must run under
+ * `node --import @forkwatch/instrumentation/register`, which patches the MCP SDK as it loads and
+ * exports through NodeSDK's OTLP/protobuf exporter to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.
+ *
+ * SINK_URL: an OTLP sink of the caller's (its work is then not counted here, and spans of every
+ * variant, zero-code included, are counted in one place); without it a sink runs in this process
+ * and its counts are printed as `SINK {json}` once the exporters have flushed.
  */
 import { otlpSink, round, startVariant, type BenchApp, type BenchSides } from './instrumentation.js';
 
-const sink = await otlpSink();
+const external = process.env.SINK_URL;
+const sink = external === undefined ? await otlpSink() : undefined;
 const delay = process.env.REQUEST_SPAN_DELAY_MS;
 const raw = process.env.VARIANT ?? 'none';
-const sides = (raw === 'plain' ? 'none' : raw === 'instrumented' ? 'both' : raw) as BenchSides;
+const zeroCode = raw === 'zero-code';
+const sides = (raw === 'plain' || zeroCode ? 'none' : raw === 'instrumented' ? 'both' : raw) as BenchSides;
 const app = (process.env.APP ?? 'echo') as BenchApp;
-const v = await startVariant(sides, sink.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }, app);
+const v = await startVariant(sides, external ?? sink!.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }, app);
 await round(v, 300, 4);
 // The timed calls start from a full GC, and after the finalizers it queued (a 20-call round lets
 // them run), so they never pay for collecting the warm-up's garbage, wherever the last major GC
@@ -19,8 +29,15 @@ await round(v, 300, 4);
 // list, which swung the per-call count by several hundred thousand instructions).
 (globalThis as { gc?: () => void }).gc?.();
 await round(v, 20, 4);
+// Markers for a profiler that collects only the timed calls (callgrind_control -i on/off).
+if (process.env.MARK_TIMED) console.log('TIMED_START');
 await round(v, Number(process.env.N ?? 100), 4);
+if (process.env.MARK_TIMED) console.log('TIMED_END');
 await v.close();
-await sink.close();
+if (sink) {
+  console.log(`SINK ${JSON.stringify(sink.counts())}`);
+  await sink.close();
+}
 console.log('RUN_OK');
-process.exit(0);
+// Under /register the process ends on its own: its beforeExit hook flushes NodeSDK's spans.
+if (!zeroCode) process.exit(0);

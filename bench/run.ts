@@ -5,7 +5,7 @@
 import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
-import { benchInstructionCount } from './instruction-count.js';
+import { benchInstructionCount, instructionRunLengths } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchProxy } from './proxy.js';
@@ -33,13 +33,21 @@ async function main(): Promise<void> {
 
   // Opt-in (minutes under valgrind): the load-independent figure of the same comparison.
   if (only.includes('instructions')) {
-    console.log('\n# Instrumentation overhead in instructions per tool call (valgrind, node --single-threaded; 260-call minus 60-call runs),');
-    console.log('# BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress notifications per call, InMemoryEventStore');
+    const { short, long } = instructionRunLengths();
+    console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind, node --single-threaded; ${long}-call minus ${short}-call runs),`);
+    console.log('# BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress notifications per call,');
+    console.log('# InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans and moments per call counted at the sink');
     const rows = await benchInstructionCount();
     for (const r of rows) {
       const goal = r.app === 'echo' ? '1%' : '3%';
-      const over = r.sides === 'none' ? '' : `${pct(r.overhead).padStart(7)} over uninstrumented   (goal <= ${goal})`;
-      console.log(`  ${r.app.padEnd(15)} ${r.sides.padEnd(7)} ${(r.perCall / 1e6).toFixed(3).padStart(9)} M instructions/call ${over}`);
+      const over = r.sides === 'none' ? ''.padEnd(42) : `${pct(r.overhead).padStart(7)} over uninstrumented (goal <= ${goal})`;
+      const names = Object.entries(r.spansByName)
+        .filter(([, n]) => n !== 0)
+        .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(2)}`)
+        .join(', ');
+      console.log(
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | ${r.spansPerCall.toFixed(2)} spans/call, ${r.momentsPerCall.toFixed(2)} moments/call${names ? ` (${names})` : ''}`,
+      );
     }
   }
 

@@ -1,12 +1,13 @@
 /** What `/register` takes from the environment, besides the `OTEL_*` variables NodeSDK reads. */
 export interface RegisterEnv {
-  options: { recordRawSessionId?: boolean };
+  options: { recordRawSessionId?: boolean; requestSpanDelayMs?: number };
   warnings: string[];
 }
 
 /**
- * Reads `FORKWATCH_RECORD_RAW_SESSION_ID` (`FORKWATCH_SESSION_SALT` is read by the instrumentations
- * themselves) (`1`/`true`); a bad value is
+ * Reads `FORKWATCH_RECORD_RAW_SESSION_ID` (`1`/`true`/`0`/`false`) and
+ * `FORKWATCH_REQUEST_SPAN_DELAY_MS` (a whole number of ms, the `requestSpanDelayMs` of both
+ * sides); `FORKWATCH_SESSION_SALT` is read by the instrumentations themselves. A bad value is
  * warned about and ignored, never fatal: the host app must start whatever we think of its env.
  */
 export function readRegisterEnv(env: NodeJS.ProcessEnv): RegisterEnv {
@@ -17,6 +18,11 @@ export function readRegisterEnv(env: NodeJS.ProcessEnv): RegisterEnv {
     if (/^(1|true)$/i.test(raw)) options.recordRawSessionId = true;
     else if (/^(0|false|)$/i.test(raw)) options.recordRawSessionId = false;
     else warnings.push(`forkwatch: FORKWATCH_RECORD_RAW_SESSION_ID=${JSON.stringify(raw.slice(0, 40))} is not 1/true/0/false: ignored`);
+  }
+  const delay = env.FORKWATCH_REQUEST_SPAN_DELAY_MS;
+  if (delay !== undefined && delay !== '') {
+    if (/^[0-9]{1,10}$/.test(delay)) options.requestSpanDelayMs = Number(delay);
+    else warnings.push(`forkwatch: FORKWATCH_REQUEST_SPAN_DELAY_MS=${JSON.stringify(delay.slice(0, 40))} is not a whole number of milliseconds: ignored`);
   }
   return { options, warnings };
 }
