@@ -1,17 +1,34 @@
 /**
  * `npm run bench -- instructions`: the instrumentation's cost in CPU instructions per tool call,
- * counted by valgrind (cachegrind, no cache simulation) rather than timed, so the figure does not
- * move with the load of a shared machine. Node runs `--single-threaded` so JIT and GC work is
- * counted on one thread, repeatably. Per-call cost is the difference between a run of LONG and a
- * run of SHORT calls divided by their difference, which cancels start-up and warm-up; spans
- * exported per call are counted the same way, at an OTLP sink in this process (not counted).
- * Needs valgrind (Debian package `valgrind`); takes a few minutes per variant. One valgrind run at
- * a time: the figures do not depend on it, but the machine is shared.
+ * counted by valgrind rather than timed, so the figure does not move with the load of a shared
+ * machine. Node runs `--single-threaded` so JIT and GC work is counted on one thread, repeatably.
  *
- * Environment: INSTR_SHORT / INSTR_LONG (calls, default 60 / 560), INSTR_APPS (comma list of
- * echo, progress-store), INSTR_SIDES (comma list of none, both, server, client, zero-code).
+ * Method: callgrind with instrumentation off during start-up and a WARMUP-call warm-up, then
+ * switched on (callgrind_control, in step with the process through a stdin handshake) for exactly
+ * two windows of SHORT and LONG calls, each after a full GC; per call is (LONG window - SHORT
+ * window) / (LONG - SHORT), which cancels what a window costs regardless of its length.
+ *
+ * Why the warm-up: V8 keeps compiling for thousands of calls (node --trace-opt on this app: ~240
+ * TurboFan compiles in the first 500 calls, ~100 in calls 1,000-1,500, ~15 in calls 3,000-3,500,
+ * < 10 per 500 after 4,000), and under --single-threaded that compilation is counted on the
+ * calls that trigger it. The earlier method (cachegrind, 260-call minus 60-call runs after 320
+ * warm-up calls) counted calls 380-580, where TurboFan alone was 3.7 M instructions per call
+ * uninstrumented and 9.4 M instrumented (callgrind, same window): a one-time cost of compiling more
+ * code, reported as +75.6 % per call. A server pays it once, not per call.
+ *
+ * Spans and moments per call are counted at an OTLP sink in this process (not counted), over the
+ * whole run. Needs valgrind (Debian package `valgrind`, with callgrind_control); about 0.4 s of
+ * wall time per call: minutes per variant. One valgrind run at a time.
+ *
+ * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
+ * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
+ * none, both, server, client, zero-code).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 
@@ -29,11 +46,20 @@ const VALGRIND_SPAN_DELAY_MS = 100_000;
 export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code';
 
 interface Run {
-  instructions: number;
+  /** Instructions of the SHORT and the LONG window. */
+  windows: [number, number];
   counts: SinkCounts;
 }
 
-async function count(variant: CountedSides, app: BenchApp, calls: number): Promise<Run> {
+const run = promisify(execFile);
+
+/** Run lengths, from the environment (see the file's comment). */
+export function instructionRunLengths(): { warmup: number; short: number; long: number } {
+  return { warmup: Number(process.env.INSTR_WARMUP ?? 1000), short: Number(process.env.INSTR_SHORT ?? 100), long: Number(process.env.INSTR_LONG ?? 300) };
+}
+
+async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
+  const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
   const nodeArgs = ['--single-threaded', '--expose-gc'];
@@ -41,7 +67,8 @@ async function count(variant: CountedSides, app: BenchApp, calls: number): Promi
     ...process.env,
     VARIANT: variant,
     APP: app,
-    N: String(calls),
+    WARMUP: String(warmup),
+    WINDOWS: `${short},${long}`,
     SINK_URL: sink.url,
     REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
   };
@@ -57,24 +84,50 @@ async function count(variant: CountedSides, app: BenchApp, calls: number): Promi
       OTEL_SERVICE_NAME: 'bench',
     });
   }
+  const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}.callgrind`);
   try {
-    const instructions = await new Promise<number>((resolve, reject) => {
-      const child = spawn('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', process.execPath, ...nodeArgs, script], {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...nodeArgs, script], {
         env,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
       });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      let log = '';
+      let pending = '';
+      let steps = Promise.resolve();
+      const control = (...args: string[]): Promise<unknown> => run('callgrind_control', [...args, String(child.pid)]);
+      child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+      child.stdout.on('data', (d: Buffer) => {
+        const text = d.toString();
+        log += text;
+        pending += text;
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          // Counting is switched on before the window's first call and off after its last; each
+          // window is dumped (and the counters zeroed) to a file of its own.
+          if (line.startsWith('WINDOW_START')) steps = steps.then(() => control('-i', 'on')).then(() => void child.stdin.write('go\n'));
+          else if (line.startsWith('WINDOW_END')) steps = steps.then(() => control('-i', 'off')).then(() => control('-d')).then(() => void child.stdin.write('go\n'));
+          steps = steps.catch((err: unknown) => {
+            child.kill();
+            reject(err as Error);
+          });
+        }
+      });
       child.on('error', reject);
       child.on('close', () => {
-        const m = /I\s+refs:\s+([\d,]+)/.exec(out);
-        if (!out.includes('RUN_OK') || !m) reject(new Error(`valgrind run of ${app}/${variant} x${calls} failed:\n${out.slice(-2000)}`));
-        else resolve(Number(m[1]!.replace(/,/g, '')));
+        if (!log.includes('RUN_OK')) reject(new Error(`valgrind run of ${app}/${variant} failed:\n${log.slice(-2000)}`));
+        else resolve();
       });
     });
-    return { instructions, counts: sink.counts() };
+    const windows = [1, 2].map((i) => {
+      const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${i}`, 'utf8'));
+      if (!m) throw new Error(`no totals in callgrind dump ${out}.${i}`);
+      return Number(m[1]);
+    }) as [number, number];
+    return { windows, counts: sink.counts() };
   } finally {
+    for (const f of [out, `${out}.1`, `${out}.2`]) if (existsSync(f)) rmSync(f);
     await sink.close();
   }
 }
@@ -86,14 +139,15 @@ export interface InstructionCountRow {
   perCall: number;
   /** perCall / the same app's uninstrumented perCall - 1 (0 for the uninstrumented row). */
   overhead: number;
-  /** Spans exported per call, all names. */
+  /** Spans exported per call over the whole run (warm-up included), all names. */
   spansPerCall: number;
   /** forkwatch spans exported per call, by name. */
   spansByName: Record<string, number>;
   /**
-   * Moments per call: a resume (`forkwatch.resume`) or a request reported late
-   * (`forkwatch.request.sent` / `request.received` outside initialize), what turns emission of a
-   * session's event history on (docs/telemetry.md, "When event history is emitted").
+   * Moments per call: resumes (`forkwatch.resume`) and requests reported late
+   * (`forkwatch.request.sent` / `request.received`; the client's initialize, sent at once, is one
+   * per run), what turns emission of a session's event history on (docs/telemetry.md, "When event
+   * history is emitted"). Over the whole run, like the span counts.
    */
   momentsPerCall: number;
 }
@@ -110,38 +164,30 @@ export async function benchInstructionCount(
   apps: BenchApp[] = list(process.env.INSTR_APPS, ['echo', 'progress-store']),
   sides: CountedSides[] = list(process.env.INSTR_SIDES, ['none', 'both', 'server', 'client', 'zero-code']),
 ): Promise<InstructionCountRow[]> {
-  const short = Number(process.env.INSTR_SHORT ?? 60);
-  const long = Number(process.env.INSTR_LONG ?? 560);
+  const { warmup, short, long } = instructionRunLengths();
+  // Every call of the run, warm-up and the 20-call settling rounds before each window included.
+  const allCalls = warmup + 20 + short + 20 + long;
   const rows: InstructionCountRow[] = [];
   for (const app of apps) {
     let plain = NaN;
     for (const side of sides) {
       if (side === 'zero-code' && app !== 'progress-store') continue;
-      const a = await count(side, app, short);
-      const b = await count(side, app, long);
-      const calls = long - short;
-      const perCall = (b.instructions - a.instructions) / calls;
+      const r = await count(side, app);
+      const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       if (side === 'none') plain = perCall;
       const spansByName: Record<string, number> = {};
-      for (const name of new Set([...Object.keys(a.counts.byName), ...Object.keys(b.counts.byName)])) {
-        spansByName[name] = ((b.counts.byName[name] ?? 0) - (a.counts.byName[name] ?? 0)) / calls;
-      }
+      for (const [name, n] of Object.entries(r.counts.byName)) spansByName[name] = n / allCalls;
       const momentsPerCall = (spansByName['forkwatch.resume'] ?? 0) + (spansByName['forkwatch.request.sent'] ?? 0) + (spansByName['forkwatch.request.received'] ?? 0);
       rows.push({
         app,
         sides: side,
         perCall,
         overhead: side === 'none' ? 0 : perCall / plain - 1,
-        spansPerCall: (b.counts.spans - a.counts.spans) / calls,
+        spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
       });
     }
   }
   return rows;
-}
-
-/** The calls per run, for the report. */
-export function instructionRunLengths(): { short: number; long: number } {
-  return { short: Number(process.env.INSTR_SHORT ?? 60), long: Number(process.env.INSTR_LONG ?? 560) };
 }

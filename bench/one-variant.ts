@@ -22,17 +22,71 @@ const zeroCode = raw === 'zero-code';
 const sides = (raw === 'plain' || zeroCode ? 'none' : raw === 'instrumented' ? 'both' : raw) as BenchSides;
 const app = (process.env.APP ?? 'echo') as BenchApp;
 const v = await startVariant(sides, external ?? sink!.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }, app);
-await round(v, 300, 4);
-// The timed calls start from a full GC, and after the finalizers it queued (a 20-call round lets
-// them run), so they never pay for collecting the warm-up's garbage, wherever the last major GC
-// fell (before startVariant took the AbortSignal out, that also reset undici's abort-listener
-// list, which swung the per-call count by several hundred thousand instructions).
-(globalThis as { gc?: () => void }).gc?.();
-await round(v, 20, 4);
-// Markers for a profiler that collects only the timed calls (callgrind_control -i on/off).
-if (process.env.MARK_TIMED) console.log('TIMED_START');
-await round(v, Number(process.env.N ?? 100), 4);
-if (process.env.MARK_TIMED) console.log('TIMED_END');
+await round(v, Number(process.env.WARMUP ?? 300), 4);
+
+/**
+ * WINDOWS=S,L (with a caller that counts only between the markers, bench/instruction-count.ts):
+ * after the warm-up, one window of S and one of L calls, each announced on stdout and started and
+ * ended only when the caller answers `go` on stdin, so the counter is switched exactly around it.
+ */
+const lines = process.env.WINDOWS ? readLines() : undefined;
+function readLines(): () => Promise<void> {
+  let buffered = '';
+  const waiting: Array<() => void> = [];
+  let ready = 0;
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d: string) => {
+    buffered += d;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      buffered = buffered.slice(nl + 1);
+      const w = waiting.shift();
+      if (w) w();
+      else ready++;
+    }
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      if (ready > 0) {
+        ready--;
+        resolve();
+        return;
+      }
+      // Keeps running code while it waits: valgrind takes its control commands between blocks.
+      const tick = setInterval(() => undefined, 5);
+      waiting.push(() => {
+        clearInterval(tick);
+        resolve();
+      });
+    });
+}
+
+const settle = async (): Promise<void> => {
+  // Each window starts from a full GC, and after the finalizers it queued (a 20-call round lets
+  // them run), so it never pays for collecting earlier garbage, wherever the last major GC fell
+  // (before startVariant took the AbortSignal out, that also reset undici's abort-listener list,
+  // which swung the per-call count by several hundred thousand instructions).
+  (globalThis as { gc?: () => void }).gc?.();
+  await round(v, 20, 4);
+};
+
+if (lines) {
+  for (const n of process.env.WINDOWS!.split(',').map(Number)) {
+    await settle();
+    console.log(`WINDOW_START ${n}`);
+    await lines();
+    await round(v, n, 4);
+    console.log(`WINDOW_END ${n}`);
+    await lines();
+  }
+  process.stdin.destroy();
+} else {
+  await settle();
+  // Markers for a profiler that collects only the timed calls (callgrind_control -i on/off).
+  if (process.env.MARK_TIMED) console.log('TIMED_START');
+  await round(v, Number(process.env.N ?? 100), 4);
+  if (process.env.MARK_TIMED) console.log('TIMED_END');
+}
 await v.close();
 if (sink) {
   console.log(`SINK ${JSON.stringify(sink.counts())}`);

@@ -33,10 +33,10 @@ async function main(): Promise<void> {
 
   // Opt-in (minutes under valgrind): the load-independent figure of the same comparison.
   if (only.includes('instructions')) {
-    const { short, long } = instructionRunLengths();
-    console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind, node --single-threaded; ${long}-call minus ${short}-call runs),`);
-    console.log('# BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress notifications per call,');
-    console.log('# InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans and moments per call counted at the sink');
+    const { warmup, short, long } = instructionRunLengths();
+    console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
+    console.log(`# minus a ${short}-call window), BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress`);
+    console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans, moments per call at the sink');
     const rows = await benchInstructionCount();
     for (const r of rows) {
       const goal = r.app === 'echo' ? '1%' : '3%';
