@@ -52,12 +52,21 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
   let client: Client;
   let transport: StreamableHTTPClientTransport;
   let sessionId: string;
+  /** JSON-RPC messages the client put on the wire, and the traceparent header of each POST. */
+  const wire: Array<{ message: any; header: string | null }> = [];
+  const capture = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (init?.method === 'POST' && typeof init.body === 'string') {
+      const header = new Headers(init.headers).get('traceparent');
+      for (const message of [JSON.parse(init.body)].flat()) wire.push({ message, header });
+    }
+    return fetch(input, init);
+  };
 
   before(async () => {
     const server = createServerInstrumentation({ mcpSemconv: true, salt: SALT, meterProvider: sdk.meterProvider, requestSpanDelayMs: 0 });
     http = await listen(app(server));
     const fw = createClientInstrumentation({ mcpSemconv: true, salt: SALT, meterProvider: sdk.meterProvider, requestSpanDelayMs: 0 });
-    transport = new StreamableHTTPClientTransport(http.url, { fetch: fw.wrapFetch() });
+    transport = new StreamableHTTPClientTransport(http.url, { fetch: fw.wrapFetch(capture) });
     client = new Client({ name: 'conv-client', version: '1.0.0' });
     fw.attach(transport, client);
     await client.connect(transport);
@@ -106,7 +115,7 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
     assert.equal(s.attributes['forkwatch.session.key'], sessionKey(sessionId, SALT));
   });
 
-  it('the server span is the child of the client span; the tool's spans and forkwatch's request.sent hang under them', () => {
+  it('the server span is the child of the client span; the tool spans and forkwatch request.sent hang under them', () => {
     const c = sdk.spans(byName('tools/call echo', SpanKind.CLIENT))[0]!;
     const s = sdk.spans(byName('tools/call echo', SpanKind.SERVER))[0]!;
     assert.equal(s.spanContext().traceId, c.spanContext().traceId);
@@ -117,6 +126,36 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
     // forkwatch's own request.sent hangs under the client operation span.
     const sent = sdk.spans((x) => x.name === SPAN_REQUEST_SENT && x.attributes['gen_ai.tool.name'] === 'echo')[0]!;
     assert.equal(sent.parentSpanContext?.spanId, c.spanContext().spanId);
+  });
+
+  it('every request carries the client span context in params._meta (SEP-414), and still in the traceparent header', () => {
+    const c = sdk.spans(byName('tools/call echo', SpanKind.CLIENT))[0]!;
+    const sent = wire.find((w) => w.message.method === 'tools/call' && w.message.params?.name === 'echo')!;
+    const expected = `00-${c.spanContext().traceId}-${c.spanContext().spanId}-01`;
+    assert.equal(sent.message.params._meta.traceparent, expected);
+    assert.equal(sent.header, expected);
+    for (const w of wire.filter((x) => x.message.id !== undefined)) assert.match(w.message.params?._meta?.traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/, w.message.method);
+  });
+
+  it('the server takes its parent from params._meta over the HTTP header, and links the HTTP context', async () => {
+    const metaTrace = 'aa'.repeat(16);
+    const headerTrace = 'bb'.repeat(16);
+    const res = await fetch(http.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+        traceparent: `00-${headerTrace}-${'02'.repeat(8)}-01`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'echo', arguments: { text: 'raw' }, _meta: { traceparent: `00-${metaTrace}-${'01'.repeat(8)}-01` } } }),
+    });
+    await res.text();
+    const s = await waitFor('server span of raw-1', () => sdk.spans((x) => x.kind === SpanKind.SERVER && x.attributes['jsonrpc.request.id'] === 'raw-1')[0]);
+    assert.equal(s.spanContext().traceId, metaTrace);
+    assert.equal(s.parentSpanContext?.spanId, '01'.repeat(8));
+    assert.deepEqual(s.links.map((l) => l.context.traceId), [headerTrace]);
   });
 
   it('a tool result with isError is error.type tool_error; a JSON-RPC error is its code in error.type and rpc.response.status_code', () => {
@@ -146,6 +185,39 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
       for (const p of points) {
         for (const k of Object.keys(p.attributes)) assert.ok(!/session|jsonrpc\.request\.id/.test(k), `${name} carries ${k}`);
       }
+    }
+  });
+});
+
+describe('MCP semantic conventions off (the default)', () => {
+  it('no CLIENT/SERVER spans, no histogram points, no _meta written', async () => {
+    const server = createServerInstrumentation({ salt: SALT, meterProvider: sdk.meterProvider, requestSpanDelayMs: 0 });
+    const http = await listen(app(server));
+    const bodies: string[] = [];
+    const fw = createClientInstrumentation({ salt: SALT, meterProvider: sdk.meterProvider, requestSpanDelayMs: 0 });
+    const transport = new StreamableHTTPClientTransport(http.url, {
+      fetch: fw.wrapFetch((input, init) => {
+        if (typeof init?.body === 'string') bodies.push(init.body);
+        return fetch(input, init);
+      }),
+    });
+    const client = new Client({ name: 'plain-client', version: '1.0.0' });
+    fw.attach(transport, client);
+    try {
+      const before = (await sdk.histogram(METRIC_MCP_SERVER_OPERATION_DURATION)).reduce((n, p) => n + p.value.count, 0);
+      await client.connect(transport);
+      await client.callTool({ name: 'echo', arguments: { text: 'plain' } });
+      const key = sessionKey(transport.sessionId!, SALT);
+      // forkwatch's own spans were emitted for this session: the SDK was listening.
+      await waitFor('forkwatch spans of the plain session', () => (sdk.spans((x) => x.attributes['forkwatch.session.key'] === key && x.name.startsWith('forkwatch.')).length > 0 ? true : undefined));
+      assert.deepEqual(sdk.spans((x) => x.attributes['forkwatch.session.key'] === key && (x.kind === SpanKind.CLIENT || x.kind === SpanKind.SERVER)).map((x) => x.name), []);
+      const afterCount = (await sdk.histogram(METRIC_MCP_SERVER_OPERATION_DURATION)).reduce((n, p) => n + p.value.count, 0);
+      assert.equal(afterCount, before);
+      assert.ok(bodies.length > 0);
+      for (const b of bodies) assert.ok(!b.includes('traceparent'), b);
+    } finally {
+      await client.close();
+      await http.close();
     }
   });
 });
