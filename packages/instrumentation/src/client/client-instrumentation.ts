@@ -1,6 +1,7 @@
 import { boundedSessionId } from './http-message.js';
 import { ClientCore } from './client-core.js';
 import { ClientOperations } from '../conventional/client-operations.js';
+import { hookTraceMeta } from '../conventional/client-trace-meta.js';
 import { DeliveryTracker } from './delivery-tracker.js';
 import { FetchExchange } from './fetch-exchange.js';
 import type { Channel } from './internal-types.js';
@@ -80,6 +81,8 @@ export class ClientInstrumentation {
         this.delivery.hookOnMessage(transport, channel);
       }
       if (client) {
+        // Innermost: the context the app (or the operation span below) has active goes into params._meta.
+        if (this.core.injectTraceContext) hookTraceMeta(client);
         this.requests.hookRequest(client, transport);
         // After forkwatch's hook, so it runs outside it: forkwatch's spans see the operation span.
         if (this.conventional !== undefined) this.conventional.hookClient(client, transport);
