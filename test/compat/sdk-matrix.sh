@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The instrumentation's compatibility matrix (the contrib packages' .tav.yml job): runs its tests
-# (test/instrumentation, and the seed e2e) against the oldest and the newest version of each peer
+# (test/instrumentation) against the oldest and the newest version of each peer
 # range in packages/instrumentation/package.json: the MCP SDK 1.x, @opentelemetry/api, and the
 # SDK 2.x packages. The repository's node_modules is never touched: each combination runs in a
 # scratch directory whose node_modules links every package to the repository's, except the ones
@@ -24,11 +24,12 @@ DEFAULT_COMBOS=(
   'sdk=1.30.0 api=1.3.0 client=2.4.0 server=2.4.0 node=2.1.2 core=2.4.0'
   'sdk=1.32.2 api=1.10.0 client=2.4.0 server=2.4.0 node=2.1.2 core=2.4.0'
 )
-# COMPAT_TESTS replaces the list (e.g. one file while investigating). The seed e2e runs after the
-# others, alone: it paces a real partition and reap, and two heavy files beside it on a loaded
-# 2-core machine made it miss its marks.
+# COMPAT_TESTS replaces the list (e.g. one file while investigating). COMPAT_E2E_TESTS (default
+# none) runs after them, alone: e.g. test/e2e/seed.test.ts, which paces a real partition and reap
+# and, on a loaded 2-core machine, missed its marks (a guard call settling 786 ms after the fork)
+# on the SDK 1.32.2 of the lock as on 1.30.0: not in CI's matrix until it holds under load.
 TESTS=${COMPAT_TESTS:-$(cd "$root" && find test/instrumentation -name '*.test.ts' | sort)}
-E2E_TESTS=${COMPAT_E2E_TESTS-test/e2e/seed.test.ts}
+E2E_TESTS=${COMPAT_E2E_TESTS:-}
 
 pkg_of() {
   case $1 in
@@ -102,7 +103,10 @@ run_combo() {
   # OpenTelemetry SDK the tests use shares the api under test (one copy, as in an app), and the
   # package under test gets the repository's copy of any dependency the repository has.
   local api_seen
-  api_seen=$(cd "$dir" && node --preserve-symlinks -e "const r = require('node:module').createRequire(require.resolve('@opentelemetry/sdk-trace-base')); console.log(r('@opentelemetry/api/package.json').version)")
+  api_seen=$(cd "$dir" && node --preserve-symlinks -e "
+    const r = require('node:module').createRequire(require.resolve('@opentelemetry/sdk-trace-base'));
+    const main = r.resolve('@opentelemetry/api'), at = main.lastIndexOf('/@opentelemetry/api/') + '/@opentelemetry/api'.length;
+    console.log(JSON.parse(require('node:fs').readFileSync(main.slice(0, at) + '/package.json', 'utf8')).version)")
   printf '\n=== %s: instrumentation tests on %s (the OpenTelemetry SDK sees api %s)\n' "$(date -u +%H:%M:%S)" "$combo" "$api_seen"
   local node_test=(node --preserve-symlinks --conditions=forkwatch-source --import tsx --test --test-reporter=dot)
   # shellcheck disable=SC2086

@@ -71,10 +71,12 @@ export class ClientOperations {
         recorder.end(op, errorOutcome(err));
         throw err;
       }
-      result.then(
-        (r) => recorder.end(op, resultOutcome(r)),
-        (err: unknown) => recorder.end(op, errorOutcome(err)),
-      );
+      if (result !== null && typeof (result as { then?: unknown })?.then === 'function') {
+        result.then(
+          (r) => recorder.end(op, resultOutcome(r)),
+          (err: unknown) => recorder.end(op, errorOutcome(err)),
+        );
+      } else recorder.end(op, {});
       return result;
     };
   }

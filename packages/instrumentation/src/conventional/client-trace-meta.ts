@@ -1,4 +1,4 @@
-import { context } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { withTraceMeta } from './meta-context.js';
 
 const HOOKED = Symbol.for('forkwatch.traceMeta.client');
@@ -16,13 +16,20 @@ export function hookTraceMeta(client: { request: (...args: any[]) => Promise<any
   Object.defineProperty(c, HOOKED, { value: true });
   const original = client.request;
   client.request = function (this: unknown, request: unknown) {
-    // eslint-disable-next-line prefer-rest-params
-    const args = Array.prototype.slice.call(arguments) as unknown[];
+    let next = request;
     try {
-      if (request !== null && typeof request === 'object') args[0] = withTraceMeta(request, context.active());
+      // No span active (the common case without tracing of the app's own): nothing to write, and
+      // nothing allocated for it.
+      const ctx = context.active();
+      if (request !== null && typeof request === 'object' && trace.getSpanContext(ctx) !== undefined) next = withTraceMeta(request, ctx);
     } catch {
       // A throwing propagator costs the _meta context, never the request.
     }
+    // eslint-disable-next-line prefer-rest-params
+    if (next === request) return original.apply(this, arguments as unknown as unknown[]);
+    // eslint-disable-next-line prefer-rest-params
+    const args = Array.prototype.slice.call(arguments) as unknown[];
+    args[0] = next;
     return original.apply(this, args);
   };
 }
