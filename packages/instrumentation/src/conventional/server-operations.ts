@@ -79,6 +79,34 @@ export class ServerOperations {
     for (const op of ops.values()) this.recorder.end(op, { errorType: 'transport_closed', message: 'transport closed before the response was sent' });
   }
 
+  /**
+   * For transports no server instrumentation observes (the per-request ones of SDK 2.x
+   * `createMcpHandler`, through `observeStatelessServers`): wraps the `onmessage` the server
+   * assigned when it connected, `send` and `onclose`, feeding the three hooks above.
+   */
+  hookTransport(transport: { sessionId?: string | undefined; onmessage?: unknown; onclose?: unknown; send: (message: unknown, options?: unknown) => Promise<void> }): void {
+    const self = this;
+    const onmessage = transport.onmessage;
+    if (typeof onmessage === 'function') {
+      transport.onmessage = function (this: unknown, message: unknown, extra: unknown) {
+        // eslint-disable-next-line prefer-rest-params
+        return self.received(transport, message, extra, () => onmessage.apply(this, arguments as unknown as unknown[]));
+      };
+    }
+    const send = transport.send;
+    transport.send = function (this: unknown, message: unknown, options?: unknown) {
+      self.sent(transport, message);
+      // eslint-disable-next-line prefer-rest-params
+      return send.apply(this, arguments as unknown as [unknown, unknown?]);
+    };
+    const onclose = transport.onclose;
+    transport.onclose = function (this: unknown) {
+      self.closed(transport);
+      // eslint-disable-next-line prefer-rest-params
+      return typeof onclose === 'function' ? onclose.apply(this, arguments as unknown as unknown[]) : undefined;
+    };
+  }
+
   private track(transport: object, id: string, op: Operation): void {
     let ops = this.open.get(transport);
     if (ops === undefined) this.open.set(transport, (ops = new Map()));
