@@ -42,11 +42,10 @@ pkg_of() {
 # Installs PKG@VERSION (with the repository's zod, so schemas the tests build are the SDK's own
 # zod's) into the cache, once; prints its directory.
 install_cached() {
-  local pkg=$1 version=$2 dir
-  dir="$cache/${pkg//\//+}@$version"
+  local pkg=$1 version=$2 dir zod
+  zod=$(node -p "require('$root/node_modules/zod/package.json').version")
+  dir="$cache/${pkg//\//+}@$version+zod@$zod"
   if [ ! -f "$dir/node_modules/$pkg/package.json" ]; then
-    local zod
-    zod=$(node -p "require('$root/node_modules/zod/package.json').version")
     rm -rf "$dir" && mkdir -p "$dir"
     echo '{"private":true}' > "$dir/package.json"
     npm install --prefix "$dir" --no-save --no-package-lock --ignore-scripts --no-audit --no-fund --loglevel=error \
