@@ -10,7 +10,7 @@
  * and p99 at 50 % and 80 % of the measured maximum; then through the Collector gateway
  * (collector/otel/gateway.yaml) with 1 and 2 replicas, and which process spent the CPU.
  *
- * FORKWATCH_BENCH_WIRE=max,lag,gateway runs only those parts (default all);
+ * FORKWATCH_BENCH_WIRE=max,stages,lag,gateway runs only those parts (default all);
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 import { otelcolBinary, startGateway } from '../test/e2e/helpers/otelcol.js';
 import { counter, cpuSeconds, grpcSender, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
 import { loadWirePayloads, type WirePayloads } from './wire-payloads.js';
+import { stageCpu } from './wire-stages.js';
 
 const EXPORTERS = 4;
 // window + 250 ms = 2.5 s, a bucket bound of forkwatch_detection_lag_seconds: the share of
@@ -90,7 +91,7 @@ function interleave(queues: Uint8Array[][]): Uint8Array[] {
   return out;
 }
 
-const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'max,lag,gateway').split(','));
+const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
   const prof = process.env.FORKWATCH_BENCH_CPU_PROF;
@@ -109,10 +110,20 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
     print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
     const maxRate = new Map<string, number>();
-    for (const [label, p] of PARTS.has('max') || PARTS.has('lag') ? sets : []) {
+    for (const [label, p] of PARTS.has('max') || PARTS.has('lag') || PARTS.has('stages') ? sets : []) {
       const bare = bareDecodeRate(p.byExporter.flat(), p.spans);
       print(`  ${label} forkwatch: bare decode ${fmt(bare)} spans/CPU-s`);
-      for (const t of TRANSPORTS) {
+      if (PARTS.has('stages')) {
+        // A warm-up pass, then two measured ones, as below; in this process, without sockets.
+        stageCpu([interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
+        const c = stageCpu([interleave(rekey(p.byExporter, ++pass)), interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
+        const us = (x: number): string => ((x / (p.spans * 2)) * 1e6).toFixed(2);
+        const sum = c.decode + c.ingest + c.encode + c.commit + c.tick;
+        print(
+          `  ${label.padEnd(4)} stages in-process, CPU µs/span: decode ${us(c.decode)}, engine ingest ${us(c.ingest)}, state encode ${us(c.encode)}, SQLite commit ${us(c.commit)}, tick ${us(c.tick)} = ${us(sum)} (${fmt((p.spans * 2) / sum)} spans/CPU-s, ${fmt((p.forkwatchSpans * 2) / sum)} forkwatch spans/CPU-s)`,
+        );
+      }
+      for (const t of PARTS.has('max') || PARTS.has('lag') ? TRANSPORTS : []) {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
         try {
