@@ -36,6 +36,9 @@ export class CorrelationEngine {
   /** Decided idle sessions reduced to summaries, least recently updated first. */
   private readonly compacted = new Map<string, CompactSession>();
   private readonly pending = new Set<string>();
+  /** The latest pendingSinceMs added to {@link pending}, and whether the set is out of that order. */
+  private lastPendingSinceMs = -Infinity;
+  private pendingUnordered = false;
   private readonly dirty = new Set<string>();
   private readonly orphaned = new Map<string, number>();
   private eventCount = 0;
@@ -88,14 +91,28 @@ export class CorrelationEngine {
     const until = sliceMs === Infinity ? Infinity : performance.now() + sliceMs;
     let n = 0;
     const over = (): boolean => (++n & 63) === 0 && performance.now() > until;
-    for (const key of [...this.pending]) {
+    // Pending sessions are in order of pendingSinceMs unless a restore (or a clock step back)
+    // broke it: in order, the scan stops at the first session not yet due.
+    let ordered = true;
+    let prevSince = -Infinity;
+    for (const key of this.pending) {
       if (over()) return false;
       const s = this.full.get(key);
       if (s === undefined) {
         this.pending.delete(key);
         continue;
       }
-      if (now - (s.pendingSinceMs ?? now) >= this.opts.decisionWindowMs) this.decideSafely(s, now);
+      const since = s.pendingSinceMs ?? now;
+      if (now - since >= this.opts.decisionWindowMs) this.decideSafely(s, now);
+      else if (!this.pendingUnordered) break;
+      else {
+        if (since < prevSince) ordered = false;
+        prevSince = since;
+      }
+    }
+    if (this.pendingUnordered && ordered) {
+      this.pendingUnordered = false;
+      this.lastPendingSinceMs = prevSince;
     }
     for (const [key, s] of this.full) {
       if (over()) return false;
@@ -205,7 +222,7 @@ export class CorrelationEngine {
       this.full.set(key, s);
       this.eventCount += s.events.length;
       this.pendingRequestCount += unsettledRequests(s);
-      if (s.pendingSinceMs !== undefined) this.pending.add(key);
+      if (s.pendingSinceMs !== undefined) this.markPending(key, s.pendingSinceMs);
     }
     for (const e of Object.values(s.emitted)) {
       if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, 1);
@@ -247,7 +264,7 @@ export class CorrelationEngine {
       this.full.delete(key);
       this.full.set(key, s);
       s.pendingSinceMs ??= now;
-      this.pending.add(key);
+      this.markPending(key, s.pendingSinceMs);
       this.dirty.add(key);
     }
     if (r.settledRequestId !== undefined) this.resolveOrphans(s, r.settledRequestId, now);
@@ -281,6 +298,13 @@ export class CorrelationEngine {
       if (victim === undefined) return;
       this.remove(victim, 'session_capacity', now);
     }
+  }
+
+  private markPending(key: string, since: number): void {
+    if (this.pending.has(key)) return;
+    if (since < this.lastPendingSinceMs) this.pendingUnordered = true;
+    else this.lastPendingSinceMs = since;
+    this.pending.add(key);
   }
 
   /** Drops a session for space or age, deciding first what it still had pending. */
