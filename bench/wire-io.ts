@@ -46,7 +46,16 @@ export async function startWireDetector(nodeArgs: string[], args: string[]): Pro
 
 /** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds of a process's main (JavaScript) thread, the rest being V8's GC helpers and libuv's pool (Linux /proc). */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuSecondsOf(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
