@@ -187,7 +187,8 @@ export function loadWirePayloads(sessions: number, forkwatchRatio: number, expor
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-payloads-'));
   try {
     const out = join(dir, 'payloads.bin');
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--cpu-prof') && !a.startsWith('--heap-prof'));
+    // Profiling flags (and a directory given as the next argument) are the measured process's, not this child's.
+    const execArgv = process.execArgv.filter((a, i, all) => !/^--(cpu|heap)-prof/.test(a) && !/^--(cpu|heap)-prof-(dir|name)$/.test(all[i - 1] ?? ''));
     const r = spawnSync(process.execPath, [...execArgv, fileURLToPath(import.meta.url), String(sessions), String(forkwatchRatio), String(exporters), out], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`payload child failed: ${r.status ?? r.signal}`);
     return readFrames(readFileSync(out));
