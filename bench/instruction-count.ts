@@ -163,6 +163,7 @@ const list = <T extends string>(v: string | undefined, dflt: T[]): T[] => (v ? (
 export async function benchInstructionCount(
   apps: BenchApp[] = list(process.env.INSTR_APPS, ['echo', 'progress-store']),
   sides: CountedSides[] = list(process.env.INSTR_SIDES, ['none', 'both', 'server', 'client', 'zero-code']),
+  onRow: (row: InstructionCountRow) => void = () => undefined,
 ): Promise<InstructionCountRow[]> {
   const { warmup, short, long } = instructionRunLengths();
   // Every call of the run, warm-up and the 20-call settling rounds before each window included.
@@ -178,7 +179,7 @@ export async function benchInstructionCount(
       const spansByName: Record<string, number> = {};
       for (const [name, n] of Object.entries(r.counts.byName)) spansByName[name] = n / allCalls;
       const momentsPerCall = (spansByName['forkwatch.resume'] ?? 0) + (spansByName['forkwatch.request.sent'] ?? 0) + (spansByName['forkwatch.request.received'] ?? 0);
-      rows.push({
+      const row: InstructionCountRow = {
         app,
         sides: side,
         perCall,
@@ -186,7 +187,10 @@ export async function benchInstructionCount(
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
-      });
+      };
+      rows.push(row);
+      // Printed as measured: a full run takes tens of minutes.
+      onRow(row);
     }
   }
   return rows;

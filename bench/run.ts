@@ -37,18 +37,17 @@ async function main(): Promise<void> {
     console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
     console.log(`# minus a ${short}-call window), BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress`);
     console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans, moments per call at the sink');
-    const rows = await benchInstructionCount();
-    for (const r of rows) {
+    await benchInstructionCount(undefined, undefined, (r) => {
       const goal = r.app === 'echo' ? '1%' : '3%';
-      const over = r.sides === 'none' ? ''.padEnd(42) : `${pct(r.overhead).padStart(7)} over uninstrumented (goal <= ${goal})`;
+      const over = r.sides === 'none' ? ''.padEnd(38) : `${pct(r.overhead).padStart(7)} over uninstrumented (goal <= ${goal})`;
       const names = Object.entries(r.spansByName)
         .filter(([, n]) => n !== 0)
-        .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(2)}`)
+        .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | ${r.spansPerCall.toFixed(2)} spans/call, ${r.momentsPerCall.toFixed(2)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
-    }
+    });
   }
 
   if (want('instrumentation-store')) {
