@@ -22,7 +22,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code).
+ * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -48,6 +48,8 @@ export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code';
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
   windows: [number, number];
+  /** Of which V8's optimizing compiler and deoptimizer (see {@link jitInstructions}). */
+  jit: [number, number];
   counts: SinkCounts;
 }
 
@@ -120,16 +122,54 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
         else resolve();
       });
     });
-    const windows = [1, 2].map((i) => {
-      const m = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.${i}`, 'utf8'));
-      if (!m) throw new Error(`no totals in callgrind dump ${out}.${i}`);
+    const dumps = [1, 2].map((i) => readFileSync(`${out}.${i}`, 'utf8'));
+    const windows = dumps.map((text, i) => {
+      const m = /^totals:\s+(\d+)/m.exec(text);
+      if (!m) throw new Error(`no totals in callgrind dump ${out}.${i + 1}`);
       return Number(m[1]);
     }) as [number, number];
-    return { windows, counts: sink.counts() };
+    return { windows, jit: dumps.map(jitInstructions) as [number, number], counts: sink.counts() };
   } finally {
-    for (const f of [out, `${out}.1`, `${out}.2`]) if (existsSync(f)) rmSync(f);
+    // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.
+    if (process.env.INSTR_KEEP) console.log(`  (callgrind dumps of ${app}/${variant}: ${out}.1, ${out}.2)`);
+    else for (const f of [out, `${out}.1`, `${out}.2`]) if (existsSync(f)) rmSync(f);
     await sink.close();
   }
+}
+
+/** V8's optimizing compiler and deoptimizer, by the names of their C++ functions. */
+const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedState|TranslatedFrame|TranslationArray/;
+
+/**
+ * Self instructions of V8's optimizing compiler and deoptimizer in a callgrind dump: work that
+ * goes on for thousands of calls after start (see the file's comment) and that a long-running
+ * process pays once, not per call.
+ */
+export function jitInstructions(dump: string): number {
+  const names = new Map<string, string>();
+  let jit = false;
+  let afterCalls = false;
+  let sum = 0;
+  for (const line of dump.split('\n')) {
+    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
+      const m = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
+      if (!m) continue;
+      if (m[2] !== undefined) names.set(m[1]!, m[2]);
+      if (line.startsWith('fn=')) jit = JIT_FUNCTION.test(names.get(m[1]!) ?? '');
+      continue;
+    }
+    if (line.startsWith('calls=')) {
+      afterCalls = true;
+      continue;
+    }
+    const c = line.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
+      // The line after calls= is the call's inclusive cost, not this function's own.
+      if (afterCalls) afterCalls = false;
+      else if (jit) sum += Number(line.split(' ')[1] ?? 0);
+    }
+  }
+  return sum;
 }
 
 export interface InstructionCountRow {
@@ -139,6 +179,10 @@ export interface InstructionCountRow {
   perCall: number;
   /** perCall / the same app's uninstrumented perCall - 1 (0 for the uninstrumented row). */
   overhead: number;
+  /** Instructions per call without V8's optimizing compiler and deoptimizer. */
+  perCallNoJit: number;
+  /** perCallNoJit against the uninstrumented row's. */
+  overheadNoJit: number;
   /** Spans exported per call over the whole run (warm-up included), all names. */
   spansPerCall: number;
   /** forkwatch spans exported per call, by name. */
@@ -171,11 +215,16 @@ export async function benchInstructionCount(
   const rows: InstructionCountRow[] = [];
   for (const app of apps) {
     let plain = NaN;
+    let plainNoJit = NaN;
     for (const side of sides) {
       if (side === 'zero-code' && app !== 'progress-store') continue;
       const r = await count(side, app);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
-      if (side === 'none') plain = perCall;
+      const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);
+      if (side === 'none') {
+        plain = perCall;
+        plainNoJit = perCallNoJit;
+      }
       const spansByName: Record<string, number> = {};
       for (const [name, n] of Object.entries(r.counts.byName)) spansByName[name] = n / allCalls;
       const momentsPerCall = (spansByName['forkwatch.resume'] ?? 0) + (spansByName['forkwatch.request.sent'] ?? 0) + (spansByName['forkwatch.request.received'] ?? 0);
@@ -184,6 +233,8 @@ export async function benchInstructionCount(
         sides: side,
         perCall,
         overhead: side === 'none' ? 0 : perCall / plain - 1,
+        perCallNoJit,
+        overheadNoJit: side === 'none' ? 0 : perCallNoJit / plainNoJit - 1,
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
