@@ -1,4 +1,4 @@
-import type { Evidence, Finding } from '../../model/finding.js';
+import type { Finding } from '../../model/finding.js';
 import type { AttrValue, SpanRecord } from '../../model/span-record.js';
 import {
   ATTR_GEN_AI_TOOL_NAME,
