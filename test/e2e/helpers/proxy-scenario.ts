@@ -26,7 +26,7 @@ export function sharedDetector(): { get(): Promise<DetectorProcess>; stop(): Pro
 export async function runThroughProxy(
   d: DetectorProcess,
   service: string,
-  opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'startServer' | 'scale' | 'tool' | 'partitionAfterEvents' | 'requestTimeoutMs'>,
+  opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'startServer' | 'scale' | 'tool' | 'partitionAfterEvents' | 'requestTimeoutMs' | 'sdk'>,
   proxyArgs: string[],
   instrumentClient: boolean,
 ): Promise<{ r: ScenarioResult; proxy: string }> {
