@@ -1,30 +1,24 @@
 import { createError } from '../errors.js';
-import type { Evidence, Finding } from '../model/finding.js';
+import type { Finding } from '../model/finding.js';
 import { ORPHANED_PROGRESS_TOKEN } from '../model/finding.js';
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
-import {
-  ATTR_JSONRPC_KIND,
-  ATTR_PROGRESS_TOKEN,
-  ATTR_SESSION_KEY,
-  ATTR_SIDE,
-  SPAN_REQUEST_RECEIVED,
-  SPAN_REQUEST_SENT,
-  SPAN_REQUEST_SETTLED,
-  SPAN_RESUME,
-  SPAN_SSE_EVENT,
-} from '@forkwatch/instrumentation/semconv';
+import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { MAX_EVIDENCE, analyzeSession, settledShows } from './analyze-session.js';
 import { buildLineage } from './build-lineage.js';
+import { compactSession, isLive, unsettledRequests } from './compact-session.js';
+import { findingFromDraft } from './finding-from-draft.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
 import { findingId } from './finding-id.js';
 import { ByteWriter } from './byte-writer.js';
-import { newRecordResult, rememberClientEvent, recordSpan } from './record-span.js';
+import { newRecordResult, recordSpan } from './record-span.js';
 import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
-import { encodeBinarySession } from './session-codec.js';
-import { deserializeSession, newSessionState, serializeSession } from './session-state.js';
+import { encodeBinarySession } from './codec/binary-session.js';
+import { deserializeSession, serializeSession } from './codec/json-session.js';
+import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
+import { usefulWithoutSession } from './useful-without-session.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
@@ -210,7 +204,7 @@ export class CorrelationEngine {
     } else {
       this.full.set(key, s);
       this.eventCount += s.events.length;
-      this.pendingRequestCount += unsettled(s);
+      this.pendingRequestCount += unsettledRequests(s);
       if (s.pendingSinceMs !== undefined) this.pending.add(key);
     }
     for (const e of Object.values(s.emitted)) {
@@ -316,7 +310,7 @@ export class CorrelationEngine {
     const s = this.full.get(key);
     if (s !== undefined) {
       this.eventCount -= s.events.length;
-      this.pendingRequestCount -= unsettled(s);
+      this.pendingRequestCount -= unsettledRequests(s);
     }
     this.pendingRequestCount -= this.compacted.get(key)?.requests?.length ?? 0;
     this.full.delete(key);
@@ -325,36 +319,10 @@ export class CorrelationEngine {
   }
 
   private compact(s: SessionState): void {
-    const clientEvents = s.events.filter((e) => e.side === 'client').sort((a, b) => a.timeMs - b.timeMs);
-    for (const e of clientEvents) rememberClientEvent(s, e);
-    const known: Record<string, string> = { ...s.knownIncarnations };
-    for (const c of s.created) known[c.inc] = c.createdBy;
-    const incs = Object.keys(known);
-    for (const inc of incs.slice(0, Math.max(0, incs.length - this.opts.maxIncarnationsPerSession))) delete known[inc];
-    for (const e of Object.values(s.emitted)) if (e.kind !== ORPHANED_PROGRESS_TOKEN || e.resolvedAtMs !== undefined) delete e.finding;
-    const c: CompactSession = {
-      key: s.key,
-      compact: true,
-      stateless: s.stateless,
-      lastActivityMs: s.lastActivityMs,
-      live: isLive(s),
-      knownIncarnations: known,
-      emitted: s.emitted,
-    };
-    if (s.serverService !== undefined) c.serverService = s.serverService;
-    if (s.clientService !== undefined) c.clientService = s.clientService;
-    if (s.clientBaseline !== undefined) c.clientBaseline = s.clientBaseline;
-    const answered = new Set<string>();
-    for (const e of s.events) {
-      if (e.side === 'server' && (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId !== undefined) answered.add(e.jsonrpcId);
-    }
-    const waiting = [...s.requests.values()].filter(
-      (r) => r.settled === undefined && r.progressToken !== undefined && !answered.has(r.requestId),
-    );
-    if (waiting.length > 0) c.requests = waiting;
+    const c = compactSession(s, this.opts.maxIncarnationsPerSession);
     this.forget(s.key);
     this.compacted.set(s.key, c);
-    this.pendingRequestCount += waiting.length;
+    this.pendingRequestCount += c.requests?.length ?? 0;
     this.dirty.add(s.key);
   }
 
@@ -384,35 +352,8 @@ export class CorrelationEngine {
       const settledMs = orphan ? d.resolvedAtMs : undefined;
       // Already reported and nothing new: most re-decisions end here, before building anything.
       if (prev !== undefined && settledMs === undefined && d.evidence.length <= prev.evidenceCount) continue;
-      const evidence: Evidence[] = d.evidence.map(({ fact, shows }) => ({
-        traceId: fact.traceId,
-        spanId: fact.spanId,
-        side: fact.side,
-        timeMs: fact.timeMs,
-        spanName: fact.name,
-        shows,
-      }));
-      let firstSeenMs = Infinity;
-      let firstIngestMs = Infinity;
-      for (const { fact } of d.evidence) {
-        firstSeenMs = Math.min(firstSeenMs, fact.timeMs);
-        firstIngestMs = Math.min(firstIngestMs, fact.ingestMs);
-      }
-      const f: Finding = {
-        id,
-        kind: d.kind,
-        service,
-        sessionKey: s.key,
-        summary: d.summary,
-        evidence,
-        firstSeenMs: Number.isFinite(firstSeenMs) ? firstSeenMs : now,
-        detectedAtMs: prev?.detectedAtMs ?? now,
-      };
-      if (d.incarnation !== undefined) f.incarnation = d.incarnation;
-      if (d.newIncarnation !== undefined) f.newIncarnation = d.newIncarnation;
-      if (d.progressToken !== undefined) f.progressToken = d.progressToken;
-      if (d.requestId !== undefined) f.requestId = d.requestId;
-      const lagMs = Math.max(0, f.detectedAtMs - (Number.isFinite(firstIngestMs) ? firstIngestMs : now));
+      const { finding: f, lagMs } = findingFromDraft(d, id, s, service, prev?.detectedAtMs ?? now, now);
+      const evidence = f.evidence;
       if (settledMs !== undefined) f.resolvedAtMs = settledMs;
       if (prev === undefined) {
         const e: EmittedFinding = { kind: d.kind, evidenceCount: evidence.length, detectedAtMs: now };
@@ -493,40 +434,4 @@ export class CorrelationEngine {
 function firstEntry<V>(m: Map<string, V>, skip: string): [string, V] | undefined {
   for (const e of m) if (e[0] !== skip) return e;
   return undefined;
-}
-
-/**
- * Keyless spans (stateless servers) can only matter for orphans and resume counts; keeping the
- * rest would fill the session table with one pseudo session per trace and evict real sessions.
- */
-function usefulWithoutSession(span: SpanRecord): boolean {
-  const a = span.attributes;
-  switch (span.name) {
-    case SPAN_REQUEST_SENT:
-    case SPAN_REQUEST_RECEIVED:
-    case SPAN_REQUEST_SETTLED:
-      return a[ATTR_PROGRESS_TOKEN] !== undefined;
-    case SPAN_SSE_EVENT:
-      return a[ATTR_JSONRPC_KIND] === 'response' || a[ATTR_JSONRPC_KIND] === 'error';
-    case SPAN_RESUME:
-      return true;
-    default:
-      return false;
-  }
-}
-
-function unsettled(s: SessionState): number {
-  let n = 0;
-  for (const r of s.requests.values()) if (r.settled === undefined) n++;
-  return n;
-}
-
-/**
- * A session with a created incarnation not yet ended; without a created span seen, live unless
- * the server reported an end. Cheap on purpose: stats() runs it for every session on each scrape.
- */
-function isLive(s: SessionState): boolean {
-  if (s.stateless) return false;
-  if (s.created.length > 0) return s.created.some((c) => !s.ended.some((e) => e.inc === c.inc));
-  return s.ended.length === 0;
 }

@@ -1,10 +1,10 @@
 import type { ServerInstrumentation } from '@forkwatch/instrumentation/server';
-import type { ToolRun } from './slow-report-tool.js';
 import { SERVER_SDK_V1, type ServerSdkKit } from './sdk-kit.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
 import { listenLoopback } from './listen-loopback.js';
-import type { DemoServer, DemoServerObservations } from './types.js';
+import type { DemoServer } from './types.js';
+import { createServerObserver } from './server-observer.js';
 
 export interface GuardedServerOptions {
   /** The guard's `idleTtlMs`: a session with no request for this long is reaped with its log, ms. Default 300. */
@@ -32,17 +32,7 @@ export interface GuardedServerOptions {
  */
 export async function startGuardedServer(opts: GuardedServerOptions = {}): Promise<DemoServer> {
   const reapAfterMs = opts.reapAfterMs ?? 300;
-  const obs: DemoServerObservations = { created: [], reaped: [], answered: [], runs: [] };
-  const note = (what: string): void => {
-    try {
-      opts.onNote?.(what);
-    } catch {
-      // narration must not break the server
-    }
-  };
-  const onRun = (run: ToolRun): void => {
-    if (!obs.runs.includes(run)) obs.runs.push(run);
-  };
+  const { obs, note, onRun } = createServerObserver(opts.onNote);
   const sdk = opts.sdk ?? SERVER_SDK_V1;
   const guard = sdk.createSessionGuard({
     createServer: () => sdk.createApp({ steps: opts.steps, stepMs: opts.stepMs, onRun }),

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SERVER_SDK_V1, type DemoApp, type ServerSdkKit } from './sdk-kit.js';
 import { CounterEventStore } from './counter-event-store.js';
-import type { ToolRun } from './slow-report-tool.js';
 import { readJsonBody, sendJsonRpcError } from './http-body.js';
 import { recordStatus } from './record-status.js';
 import { listenLoopback } from './listen-loopback.js';
 import type { ServerInstrumentation } from '@forkwatch/instrumentation/server';
-import type { DemoServer, DemoServerObservations } from './types.js';
+import type { DemoServer } from './types.js';
+import { createServerObserver } from './server-observer.js';
 
 export interface NaiveServerOptions {
   /** A session idle this long (no request, no event stored) is reaped with its event log, ms. Default 300. */
@@ -56,17 +56,7 @@ export async function startNaiveServer(opts: NaiveServerOptions = {}): Promise<D
   const sessions = new Map<string, Session>();
   const lives = new Map<string, number>();
   const rehydrating = new Map<string, Promise<Session>>();
-  const obs: DemoServerObservations = { created: [], reaped: [], answered: [], runs: [] };
-  const note = (what: string): void => {
-    try {
-      opts.onNote?.(what);
-    } catch {
-      // narration must not break the server
-    }
-  };
-  const onRun = (run: ToolRun): void => {
-    if (!obs.runs.includes(run)) obs.runs.push(run);
-  };
+  const { obs, note, onRun } = createServerObserver(opts.onNote);
 
   const arm = (s: Session): void => {
     if (s.ended) return;

@@ -38,7 +38,7 @@ test('a bad flag or value exits 2 with one line naming it', () => {
   assert.equal(cli(['demo', '--scenario', 'nope']).status, 2);
 });
 
-test('serve drains on SIGTERM and exits 0', { timeout: 30_000 }, async () => {
+test('serve drains on SIGTERM and exits 0', { timeout: 60_000 }, async () => {
   const d = await startDetector();
   const health = await fetch(`${d.httpUrl}/healthz`);
   assert.equal(health.status, 200);

@@ -32,7 +32,7 @@ function closed(s: net.Socket): Promise<void> {
   return new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 }
 
-test('forwards bytes both ways and counts them', { timeout: 5000 }, async () => {
+test('forwards bytes both ways and counts them', { timeout: 30_000 }, async () => {
   const echo = await echoServer();
   const proxy = await FaultProxy.start({ targetPort: (echo.address() as AddressInfo).port });
   try {
@@ -49,7 +49,7 @@ test('forwards bytes both ways and counts them', { timeout: 5000 }, async () => 
   }
 });
 
-test('partition severs open connections and refuses new ones until heal', { timeout: 5000 }, async () => {
+test('partition severs open connections and refuses new ones until heal', { timeout: 30_000 }, async () => {
   const echo = await echoServer();
   const proxy = await FaultProxy.start({ targetPort: (echo.address() as AddressInfo).port });
   try {
@@ -79,7 +79,7 @@ test('partition severs open connections and refuses new ones until heal', { time
   }
 });
 
-test('blackhole mode holds new connections silent and drops them on heal', { timeout: 5000 }, async () => {
+test('blackhole mode holds new connections silent and drops them on heal', { timeout: 30_000 }, async () => {
   const echo = await echoServer();
   const proxy = await FaultProxy.start({ targetPort: (echo.address() as AddressInfo).port, mode: 'blackhole' });
   try {
@@ -100,7 +100,7 @@ test('blackhole mode holds new connections silent and drops them on heal', { tim
   }
 });
 
-test('hold mode keeps new connections waiting and forwards them on heal', { timeout: 5000 }, async () => {
+test('hold mode keeps new connections waiting and forwards them on heal', { timeout: 30_000 }, async () => {
   const echo = await echoServer();
   const proxy = await FaultProxy.start({ targetPort: (echo.address() as AddressInfo).port, mode: 'hold' });
   try {

@@ -30,7 +30,7 @@ const ev = (id: string, data: unknown): string => `event: message\nid: ${id}\nda
 const progress = (n: number) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: n } });
 const result = (id: number) => ({ jsonrpc: '2.0', id, result: { content: [] } });
 
-test('drops events whose (session id, event id) it has seen, passing the rest byte for byte', { timeout: 5000 }, async () => {
+test('drops events whose (session id, event id) it has seen, passing the rest byte for byte', { timeout: 30_000 }, async () => {
   const first = ev('e1', progress(1)) + ': keepalive\n\n' + ev('e2', result(1));
   const second = ev('e1', progress(1)) + ev('e2', result(2)) + ev('e3', progress(3));
   const srv = await sseServer([first, second]);
@@ -52,7 +52,7 @@ test('drops events whose (session id, event id) it has seen, passing the rest by
   }
 });
 
-test('keys are scoped by session id: the same event id under another session passes', { timeout: 5000 }, async () => {
+test('keys are scoped by session id: the same event id under another session passes', { timeout: 30_000 }, async () => {
   const a = await sseServer([ev('e1', progress(1))], 'S1');
   const b = await sseServer([ev('e1', progress(1))], 'S2');
   try {
@@ -66,7 +66,7 @@ test('keys are scoped by session id: the same event id under another session pas
   }
 });
 
-test('wire tap records exchanges and id-bearing events without changing the body', { timeout: 5000 }, async () => {
+test('wire tap records exchanges and id-bearing events without changing the body', { timeout: 30_000 }, async () => {
   const body = ev('e1', progress(1)) + ev('e2', result(1));
   const srv = await sseServer([body]);
   try {

@@ -15,8 +15,10 @@ const sseGet = (url: string, sessionId: string, lastEventId?: string): Promise<R
     },
   });
 
-test('serves slow_report with progress to a stock SDK client, then reaps the idle session', { timeout: 5000 }, async () => {
-  const server = await startNaiveServer({ reapAfterMs: 150, steps: 3, stepMs: 5 });
+test('serves slow_report with progress to a stock SDK client, then reaps the idle session', { timeout: 30_000 }, async () => {
+  // The reaper runs in this process: 1 s of idleness, so a slow event loop between the result
+  // and the next line cannot reap the session before it is counted.
+  const server = await startNaiveServer({ reapAfterMs: 1000, steps: 3, stepMs: 5 });
   const client = new Client({ name: 't', version: '1' });
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -28,7 +30,7 @@ test('serves slow_report with progress to a stock SDK client, then reaps the idl
     assert.equal(run.progressSent, 3);
     assert.deepEqual(server.observations.created.map((c) => c.by), ['initialize']);
     assert.equal(server.activeSessions(), 1);
-    const deadline = Date.now() + 2000;
+    const deadline = Date.now() + 10_000;
     while (server.reapedCount() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(server.reapedCount(), 1);
     assert.equal(server.activeSessions(), 0);
@@ -40,7 +42,7 @@ test('serves slow_report with progress to a stock SDK client, then reaps the idl
   }
 });
 
-test('rehydrates an unknown session id on a resume and answers 200 (the fork)', { timeout: 5000 }, async () => {
+test('rehydrates an unknown session id on a resume and answers 200 (the fork)', { timeout: 30_000 }, async () => {
   const server = await startNaiveServer({ reapAfterMs: 1000 });
   try {
     const res = await sseGet(server.url, 'ghost-session', 'e7');
@@ -57,7 +59,7 @@ test('rehydrates an unknown session id on a resume and answers 200 (the fork)', 
   }
 });
 
-test('with rehydrate off it answers 404 like the SDK, allocating nothing', { timeout: 5000 }, async () => {
+test('with rehydrate off it answers 404 like the SDK, allocating nothing', { timeout: 30_000 }, async () => {
   const server = await startNaiveServer({ rehydrate: false });
   try {
     const res = await sseGet(server.url, 'ghost-session', 'e7');

@@ -69,8 +69,10 @@ test('naive server: exactly the forks and orphaned tokens that happened, on the 
   const d = await detector();
   const service = 'e2e-naive';
   let orphanedWhileHanging = 0;
-  const result = await run(d.otlpUrl, service, { server: 'naive', client: 'stock', requestTimeoutMs: 6000 }, async () => {
-    // While the calls hang, the orphaned gauge must show them (they settle only at their timeout).
+  const result = await run(d.otlpUrl, service, { server: 'naive', client: 'stock', requestTimeoutMs: 12_000 }, async () => {
+    // While the calls hang, the orphaned gauge must show them (they settle only at their timeout,
+    // 12 s: on a loaded 2-core machine the late-request span, the batch export and the decision
+    // took over 6 s, and a gauge read after the calls settled is 0).
     orphanedWhileHanging = await waitFor(async () => {
       const v = await metric(d, new RegExp(`^forkwatch_orphaned_progress_tokens\\{service="${service}"\\}`));
       return v && v >= 2 ? v : undefined;

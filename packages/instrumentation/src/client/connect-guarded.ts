@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createClientGuard, type ClientGuard } from './client-guard.js';
-import { isSessionForkError } from './session-fork-error.js';
+import { createForkReconnector } from './fork-reconnector.js';
 import type { ConnectGuardedOptions, FetchLike } from './types.js';
 
 /** A client that re-initializes when its guard reports a fork. */
@@ -35,80 +35,35 @@ export async function connectGuarded(options: ConnectGuardedOptions): Promise<Gu
   const url = typeof options.url === 'string' ? new URL(options.url) : options.url;
   const baseFetch: FetchLike = (options.transportOptions?.fetch as FetchLike | undefined) ?? globalThis.fetch;
   const timeout = options.requestTimeoutMs;
-  let client!: Client;
-  let transport!: StreamableHTTPClientTransport;
-  /** Bumped by every reconnect: a call that failed on an older connection just retries. */
-  let generation = 0;
-  let reopening: Promise<void> | undefined;
 
-  const open = async (): Promise<void> => {
+  const conn = await createForkReconnector(async () => {
     const observed = options.instrumentation ? options.instrumentation.wrapFetch(baseFetch) : baseFetch;
     const fetch = guard.wrapFetch(observed);
-    const t = new StreamableHTTPClientTransport(url, { ...options.transportOptions, sessionId: undefined, fetch });
-    const c = new Client(options.clientInfo, { capabilities: options.capabilities ?? {} });
+    const transport = new StreamableHTTPClientTransport(url, { ...options.transportOptions, sessionId: undefined, fetch });
+    const client = new Client(options.clientInfo, { capabilities: options.capabilities ?? {} });
     // The guard wraps client.request first, so the instrumentation (outermost) sees SessionForkError.
-    guard.attach(t, c);
-    options.instrumentation?.attach(t, c);
-    await c.connect(t, timeout !== undefined ? { timeout } : undefined);
-    client = c;
-    transport = t;
-  };
-
-  const drop = async (): Promise<void> => {
-    try {
-      await client.close();
-    } catch {
-      // The old connection is forked or gone: nothing to tell it.
-    }
-  };
-
-  /**
-   * One fork fails every pending call at once: they share one reconnect instead of each opening
-   * (and leaking) a session of its own.
-   */
-  const reconnectAfter = async (failedOn: number): Promise<void> => {
-    if (failedOn !== generation) return;
-    reopening ??= (async () => {
-      try {
-        await drop();
-        await open();
-        generation++;
-      } finally {
-        reopening = undefined;
-      }
-    })();
-    await reopening;
-  };
-
-  await open();
+    guard.attach(transport, client);
+    options.instrumentation?.attach(transport, client);
+    await client.connect(transport, timeout !== undefined ? { timeout } : undefined);
+    return { client, transport };
+  }, (client) => client.close());
 
   return {
     get client() {
-      return client;
+      return conn.current.client;
     },
     guard,
     get sessionId() {
-      return transport.sessionId;
+      return conn.current.transport.sessionId;
     },
     get incarnation() {
-      return guard.incarnationOf(transport);
+      return guard.incarnationOf(conn.current.transport);
     },
-    async callTool(params, requestOptions) {
+    callTool(params, requestOptions) {
       const opts: RequestOptions | undefined = timeout !== undefined ? { timeout, ...requestOptions } : requestOptions;
-      const failedOn = generation;
-      try {
-        return await client.callTool(params, undefined, opts);
-      } catch (err) {
-        if (!isSessionForkError(err)) throw err;
-        await reconnectAfter(failedOn);
-        return await client.callTool(params, undefined, opts);
-      }
+      return conn.retryOnFork((client) => client.callTool(params, undefined, opts));
     },
-    async reconnect() {
-      await reconnectAfter(generation);
-    },
-    async close() {
-      await drop();
-    },
+    reconnect: () => conn.reconnect(),
+    close: () => conn.close(),
   };
 }

@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { ClientGuard } from '../client-guard.js';
 import { createClientGuard } from '../client-guard.js';
 import type { ClientInstrumentation } from '../client-instrumentation.js';
-import { isSessionForkError } from '../session-fork-error.js';
+import { createForkReconnector } from '../fork-reconnector.js';
 import type { ClientGuardOptions, FetchLike } from '../types.js';
 
 type CallToolParams = Parameters<Client['callTool']>[0];
@@ -48,74 +48,36 @@ export async function connectGuarded(options: ConnectGuardedV2Options): Promise<
   const url = typeof options.url === 'string' ? new URL(options.url) : options.url;
   const baseFetch: FetchLike = (options.transportOptions?.fetch as FetchLike | undefined) ?? globalThis.fetch;
   const timeout = options.requestTimeoutMs;
-  let client!: Client;
-  let transport!: StreamableHTTPClientTransport;
-  let generation = 0;
-  let reopening: Promise<void> | undefined;
 
-  const open = async (): Promise<void> => {
+  const conn = await createForkReconnector(async () => {
     const observed = options.instrumentation ? options.instrumentation.wrapFetch(baseFetch) : baseFetch;
     const fetch = guard.wrapFetch(observed);
-    const t = new StreamableHTTPClientTransport(url, { ...options.transportOptions, sessionId: undefined, fetch: fetch as TransportOptions['fetch'] });
-    const c = new Client(options.clientInfo, options.clientOptions);
+    const transport = new StreamableHTTPClientTransport(url, { ...options.transportOptions, sessionId: undefined, fetch: fetch as TransportOptions['fetch'] });
+    const client = new Client(options.clientInfo, options.clientOptions);
     // The guard and the instrumentation read the transport's fetch and the client's request():
     // both exist under the same names in 2.x.
-    guard.attach(t as never, c as never);
-    options.instrumentation?.attach(t as never, c as never);
-    await c.connect(t, timeout !== undefined ? { timeout } : undefined);
-    client = c;
-    transport = t;
-  };
-  const drop = async (): Promise<void> => {
-    try {
-      await client.close();
-    } catch {
-      // closing a broken connection may fail; the next open() replaces it anyway
-    }
-  };
-  // One fork fails every pending call at once: they share one reconnect.
-  const reconnectAfter = async (failedOn: number): Promise<void> => {
-    if (failedOn !== generation) return;
-    reopening ??= (async () => {
-      try {
-        await drop();
-        await open();
-        generation++;
-      } finally {
-        reopening = undefined;
-      }
-    })();
-    await reopening;
-  };
+    guard.attach(transport as never, client as never);
+    options.instrumentation?.attach(transport as never, client as never);
+    await client.connect(transport, timeout !== undefined ? { timeout } : undefined);
+    return { client, transport };
+  }, (client) => client.close());
 
-  await open();
   return {
     get client() {
-      return client;
+      return conn.current.client;
     },
     guard,
     get sessionId() {
-      return transport.sessionId;
+      return conn.current.transport.sessionId;
     },
     get incarnation() {
-      return guard.incarnationOf(transport as never);
+      return guard.incarnationOf(conn.current.transport as never);
     },
-    async callTool(params, callOptions) {
+    callTool(params, callOptions) {
       const opts = (timeout !== undefined ? { timeout, ...callOptions } : callOptions) as CallToolOptions;
-      const failedOn = generation;
-      try {
-        return await client.callTool(params, opts);
-      } catch (err) {
-        if (!isSessionForkError(err)) throw err;
-        await reconnectAfter(failedOn);
-        return await client.callTool(params, opts);
-      }
+      return conn.retryOnFork((client) => client.callTool(params, opts));
     },
-    async reconnect() {
-      await reconnectAfter(generation);
-    },
-    async close() {
-      await drop();
-    },
+    reconnect: () => conn.reconnect(),
+    close: () => conn.close(),
   };
 }

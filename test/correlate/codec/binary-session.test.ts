@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ByteWriter } from '../../src/correlate/byte-writer.js';
-import { ByteReader } from '../../src/correlate/byte-reader.js';
-import { decodeBinarySession, encodeBinarySession } from '../../src/correlate/session-codec.js';
-import type { EventFact, SessionState } from '../../src/correlate/session-state.js';
-import { deserializeSession, serializeSession } from '../../src/correlate/session-state.js';
-import type { SpanRecord } from '../../src/model/span-record.js';
+import { ByteWriter } from '../../../src/correlate/byte-writer.js';
+import { ByteReader } from '../../../src/correlate/byte-reader.js';
+import { decodeBinarySession, encodeBinarySession } from '../../../src/correlate/codec/binary-session.js';
+import type { EventFact, SessionState } from '../../../src/correlate/session-state.js';
+import { deserializeSession, serializeSession } from '../../../src/correlate/codec/json-session.js';
+import type { SpanRecord } from '../../../src/model/span-record.js';
 import {
   gap409Scenario,
   guarded404Scenario,
@@ -14,8 +14,8 @@ import {
   reuseAcrossReaperScenario,
   seedScenario,
   statelessScenario,
-} from '../fixtures/scenarios/scenarios.js';
-import { harness, shuffled } from './harness.js';
+} from '../../fixtures/scenarios/scenarios.js';
+import { harness, shuffled } from '../harness.js';
 
 /** Every full session an engine holds after ingesting `spans` (in the given order). */
 function sessionsOf(spans: SpanRecord[], options: Parameters<typeof harness>[0] = {}): SessionState[] {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SessionState } from '../../src/correlate/session-state.js';
-import { deserializeSession, serializeSession } from '../../src/correlate/session-state.js';
-import { seedScenario } from '../fixtures/scenarios/scenarios.js';
-import { harness } from './harness.js';
+import type { SessionState } from '../../../src/correlate/session-state.js';
+import { deserializeSession, serializeSession } from '../../../src/correlate/codec/json-session.js';
+import { seedScenario } from '../../fixtures/scenarios/scenarios.js';
+import { harness } from '../harness.js';
 
 /** A live (uncompacted) session with every kind of fact, as the engine holds it. */
 function liveSession(clockMs = 1_900_000_000_000): SessionState {
