@@ -78,3 +78,11 @@ export async function settledFindings(d: DetectorProcess, service: string, expec
 export function explain(r: ScenarioResult, proxy: string): string {
   return `${r.steps.map((s) => `${s.atMs} ${s.what}`).join('\n')}\n--- proxy ---\n${proxy}`;
 }
+
+/** The lane names the incident view draws for a session (`/ui/sessions/:key`, the live lineage). */
+export async function uiLanes(d: DetectorProcess, sessionKey: string): Promise<string[]> {
+  const res = await fetch(`${d.httpUrl}/ui/sessions/${encodeURIComponent(sessionKey)}`);
+  assert.equal(res.status, 200);
+  const html = await res.text();
+  return [...html.matchAll(/<title>lane: ([^<]*)<\/title>/g)].map((m) => m[1]!);
+}
