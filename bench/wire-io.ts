@@ -17,9 +17,9 @@ export interface DetectorProc {
 }
 
 /** Starts bench/wire-detector.js (the `serve` assembly) with `args`; resolves once it listens. */
-export async function startWireDetector(args: string[]): Promise<DetectorProc> {
+export async function startWireDetector(nodeArgs: string[], args: string[]): Promise<DetectorProc> {
   const entry = fileURLToPath(new URL('./wire-detector.js', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, [entry, '--host', '127.0.0.1', '--otlp-port', '0', '--otlp-grpc-port', '0', '--http-port', '0', '--log-level', 'error', ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, entry, '--host', '127.0.0.1', '--otlp-port', '0', '--otlp-grpc-port', '0', '--http-port', '0', '--log-level', 'error', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -46,7 +46,16 @@ export async function startWireDetector(args: string[]): Promise<DetectorProc> {
 
 /** User + system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds of a process's main (JavaScript) thread, the rest being V8's GC helpers and libuv's pool (Linux /proc). */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuSecondsOf(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -106,13 +115,12 @@ export function grpcSender(address: string): { send: Sender; close(): void } {
   };
 }
 
-/** Sends every body once, `senders.length` requests in flight (one per sender); resolves the seconds taken. */
-export async function sendAll(bodies: Uint8Array[], senders: Sender[]): Promise<number> {
-  let next = 0;
+/** Sends each exporter's queue through its own sender, one request at a time each, all exporters at once; resolves the seconds taken. */
+export async function sendQueues(queues: Uint8Array[][], senders: Sender[]): Promise<number> {
   const t0 = performance.now();
   await Promise.all(
-    senders.map(async (send) => {
-      while (next < bodies.length) await send(bodies[next++]!);
+    queues.map(async (q, i) => {
+      for (const body of q) await senders[i % senders.length]!(body);
     }),
   );
   return (performance.now() - t0) / 1000;

@@ -1,12 +1,17 @@
 /**
  * `npm run bench -- wire`: detector ingest over real sockets. Batches as the SDK's
- * BatchSpanProcessor sends them (512 spans, made by the real SDK serializer, resource and scope
- * repeated per group) go from several concurrent exporters to a detector process over OTLP/HTTP
- * protobuf (plain and gzip) and OTLP/gRPC, with 20 % and 100 % forkwatch spans. Measured: spans/s,
+ * BatchSpanProcessor sends them (bench/wire-payloads.ts: one process per exporter, 512 spans per
+ * request in end order, the SDK's serializer, resource and scopes repeated per request, spans of
+ * one HTTP exchange sharing a trace id) go from several concurrent exporters, each sending its
+ * own batches one at a time, to a detector process over OTLP/HTTP protobuf (plain and gzip) and
+ * OTLP/gRPC, with 20 % and 100 % forkwatch spans. Measured: spans/s,
  * forkwatch spans/s, the detector's CPU per span (from /proc), and its spans per CPU-second as a
  * ratio to the bare decode of the same payloads measured in the same run; then detection lag p50
  * and p99 at 50 % and 80 % of the measured maximum; then through the Collector gateway
  * (collector/otel/gateway.yaml) with 1 and 2 replicas, and which process spent the CPU.
+ *
+ * FORKWATCH_BENCH_WIRE=max,stages,lag,gateway runs only those parts (default all);
+ * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +19,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 import { otelcolBinary, startGateway } from '../test/e2e/helpers/otelcol.js';
-import { loadIngestPayloads, type IngestPayloads } from './ingest-payloads.js';
-import { counter, cpuSeconds, grpcSender, histogram, httpSender, quantileBetween, scrape, sendAll, sendAtRate, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
+import { counter, cpuSeconds, grpcSender, mainThreadCpuSeconds, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
+import { loadWirePayloads, type WirePayloads } from './wire-payloads.js';
+import { stageCpu } from './wire-stages.js';
 
 const EXPORTERS = 4;
 // window + 250 ms = 2.5 s, a bucket bound of forkwatch_detection_lag_seconds: the share of
@@ -28,7 +34,11 @@ const KEY = Buffer.from('forkwatch.session.key');
  * hex digits of each `forkwatch.session.key` value), so a second pass opens new sessions instead
  * of replaying decided ones: KeyValue{key, value: AnyValue{string_value (32 hex)}}.
  */
-function rekey(bodies: Uint8Array[], n: number): Uint8Array[] {
+function rekey(queues: Uint8Array[][], n: number): Uint8Array[][] {
+  return queues.map((q) => rekeyBodies(q, n));
+}
+
+function rekeyBodies(bodies: Uint8Array[], n: number): Uint8Array[] {
   const tag = n.toString(16).padStart(4, '0').slice(-4);
   return bodies.map((b) => {
     const c = Buffer.from(b);
@@ -74,8 +84,18 @@ const TRANSPORTS: Transport[] = [
 
 const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 
+/** The exporters' queues as one list, taking a request from each in turn (the order they would arrive in). */
+function interleave(queues: Uint8Array[][]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; out.length < queues.reduce((n, q) => n + q.length, 0); i++) for (const q of queues) if (i < q.length) out.push(q[i]!);
+  return out;
+}
+
+const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'max,stages,lag,gateway').split(','));
+
 async function detector(dir: string, name: string): Promise<DetectorProc> {
-  return startWireDetector(['--db', join(dir, `${name}.db`), '--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', '100']);
+  const prof = process.env.FORKWATCH_BENCH_CPU_PROF;
+  return startWireDetector(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [], ['--db', join(dir, `${name}.db`), '--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', '100']);
 }
 
 /** Runs the wire benchmark and prints its lines. */
@@ -83,32 +103,46 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-'));
   let pass = 0;
   try {
-    const sets: Array<[string, IngestPayloads]> = [
-      ['20%', loadIngestPayloads(1000, 0.2)],
-      ['100%', loadIngestPayloads(1000, 1)],
+    const sets: Array<[string, WirePayloads]> = [
+      ['20%', loadWirePayloads(1000, 0.2, EXPORTERS)],
+      ['100%', loadWirePayloads(1000, 1, EXPORTERS)],
     ];
-    print(`# ${EXPORTERS} concurrent exporters; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.protobuf.length} batches, ${fmt(p.spans)} spans`).join('; ')}`);
+    print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
     const maxRate = new Map<string, number>();
-    for (const [label, p] of sets) {
-      const bare = bareDecodeRate(p.protobuf, p.spans);
+    for (const [label, p] of PARTS.has('max') || PARTS.has('lag') || PARTS.has('stages') ? sets : []) {
+      const bare = bareDecodeRate(p.byExporter.flat(), p.spans);
       print(`  ${label} forkwatch: bare decode ${fmt(bare)} spans/CPU-s`);
-      for (const t of TRANSPORTS) {
+      if (PARTS.has('stages')) {
+        // A warm-up pass, then two measured ones, as below; in this process, without sockets.
+        stageCpu([interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
+        const c = stageCpu([interleave(rekey(p.byExporter, ++pass)), interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
+        const us = (x: number): string => ((x / (p.spans * 2)) * 1e6).toFixed(2);
+        const sum = c.decode + c.ingest + c.encode + c.commit + c.tick;
+        print(
+          `  ${label.padEnd(4)} stages in-process, CPU µs/span: decode ${us(c.decode)}, engine ingest ${us(c.ingest)}, state encode ${us(c.encode)}, SQLite commit ${us(c.commit)}, tick ${us(c.tick)} = ${us(sum)} (${fmt((p.spans * 2) / sum)} spans/CPU-s, ${fmt((p.forkwatchSpans * 2) / sum)} forkwatch spans/CPU-s)`,
+        );
+      }
+      for (const t of PARTS.has('max') || PARTS.has('lag') ? TRANSPORTS : []) {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
         try {
           // One warm-up pass, then two measured passes of fresh sessions.
-          const prep = (n: number): Uint8Array[] => rekey(p.protobuf, n).map((b) => (t.gzip ? gzipSync(b) : b));
-          await sendAll(prep(++pass), senders);
-          const bodies = [...prep(++pass), ...prep(++pass)];
+          const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
+          await sendQueues(prep(++pass), senders);
+          const a = prep(++pass);
+          const b = prep(++pass);
+          const bodies = a.map((q, i) => [...q, ...b[i]!]);
           const cpu0 = cpuSeconds(d.pid);
-          const secs = await sendAll(bodies, senders);
+          const main0 = mainThreadCpuSeconds(d.pid);
+          const secs = await sendQueues(bodies, senders);
           const cpu = cpuSeconds(d.pid) - cpu0;
+          const main = mainThreadCpuSeconds(d.pid) - main0;
           const spans = p.spans * 2;
           const ratio = spans / cpu / bare;
           maxRate.set(`${label} ${t.name}`, spans / secs);
           print(
-            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s | ratio ${ratio.toFixed(2)}`,
+            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)}`,
           );
         } finally {
           close();
@@ -119,15 +153,16 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
 
     print(`# detection lag (decision window ${WINDOW_MS} ms, tick 100 ms), open loop for 6 s at 50 % and 80 % of the measured maximum, 20 % forkwatch`);
     const p20 = sets[0]![1];
-    for (const t of TRANSPORTS.filter((x) => !x.gzip)) {
+    const perBatch = p20.spans / p20.batches;
+    for (const t of PARTS.has('lag') ? TRANSPORTS.filter((x) => !x.gzip) : []) {
       const max = maxRate.get(`20% ${t.name}`)!;
       for (const share of [0.5, 0.8]) {
         const d = await detector(dir, `lag-${t.name.replace(/\W/g, '')}-${share}`);
         const { senders, close } = t.senders(d);
         try {
           const before = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
-          const bodies = [...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass)];
-          const batchesPerSec = (max * share) / (p20.spans / p20.protobuf.length);
+          const bodies = [...interleave(rekey(p20.byExporter, ++pass)), ...interleave(rekey(p20.byExporter, ++pass)), ...interleave(rekey(p20.byExporter, ++pass))];
+          const batchesPerSec = (max * share) / perBatch;
           const t0 = performance.now();
           const sent = await sendAtRate(bodies, senders[0]!, batchesPerSec, 6, EXPORTERS * 2);
           const secs = (performance.now() - t0) / 1000;
@@ -138,7 +173,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           const goal = WINDOW_MS / 1000 + 0.25;
           const within = ((after.get(goal) ?? 0) - (before.get(goal) ?? 0)) / Math.max(1, p50.count);
           print(
-            `  ${t.name.padEnd(13)} at ${String(share * 100).padStart(2)} % (${fmt((sent * (p20.spans / p20.protobuf.length)) / secs)} spans/s offered): lag p50 ${(p50.value * 1000).toFixed(0)} ms, p99 ${(p99.value * 1000).toFixed(0)} ms (interpolated in the histogram's buckets) over ${p50.count} findings; ${(within * 100).toFixed(1)} % within window + 250 ms`,
+            `  ${t.name.padEnd(13)} at ${String(share * 100).padStart(2)} % (${fmt((sent * perBatch) / secs)} spans/s offered): lag p50 ${(p50.value * 1000).toFixed(0)} ms, p99 ${(p99.value * 1000).toFixed(0)} ms (interpolated in the histogram's buckets) over ${p50.count} findings; ${(within * 100).toFixed(1)} % within window + 250 ms`,
           );
         } finally {
           close();
@@ -147,6 +182,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
       }
     }
 
+    if (!PARTS.has('gateway')) return;
     if (!otelcolBinary()) {
       print('# gateway: skipped (the Collector is not built: collector/otelcol/build.sh)');
       return;
@@ -164,11 +200,13 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           return n;
         };
         const cpu = (): number[] => [cpuSeconds(gw.child.pid!), ...ds.map((d) => cpuSeconds(d.pid))];
-        const bodies = [...rekey(p20.protobuf, ++pass), ...rekey(p20.protobuf, ++pass)];
+        const a = rekey(p20.byExporter, ++pass);
+        const b = rekey(p20.byExporter, ++pass);
+        const bodies = a.map((q, i) => [...q, ...b[i]!]);
         const want = (await received()) + p20.forkwatchSpans * 2;
         const c0 = cpu();
         const t0 = performance.now();
-        await sendAll(bodies, senders);
+        await sendQueues(bodies, senders);
         const deadline = Date.now() + 120_000;
         while ((await received()) < want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         const secs = (performance.now() - t0) / 1000;

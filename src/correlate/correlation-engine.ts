@@ -1,19 +1,15 @@
 import { createError } from '../errors.js';
-import type { Finding } from '../model/finding.js';
-import { ORPHANED_PROGRESS_TOKEN } from '../model/finding.js';
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
-import { MAX_EVIDENCE, analyzeSession, settledShows } from './analyze-session.js';
 import { buildLineage } from './build-lineage.js';
 import { compactSession, isLive, unsettledRequests } from './compact-session.js';
-import { findingFromDraft } from './finding-from-draft.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
-import { findingId } from './finding-id.js';
 import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, recordSpan } from './record-span.js';
-import type { CompactSession, EmittedFinding, SessionState } from './session-state.js';
+import type { CompactSession, SessionState } from './session-state.js';
+import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
 import { encodeBinarySession } from './codec/binary-session.js';
 import { deserializeSession, serializeSession } from './codec/json-session.js';
 import { newSessionState } from './session-state.js';
@@ -36,6 +32,9 @@ export class CorrelationEngine {
   /** Decided idle sessions reduced to summaries, least recently updated first. */
   private readonly compacted = new Map<string, CompactSession>();
   private readonly pending = new Set<string>();
+  /** The latest pendingSinceMs added to {@link pending}, and whether the set is out of that order. */
+  private lastPendingSinceMs = -Infinity;
+  private pendingUnordered = false;
   private readonly dirty = new Set<string>();
   private readonly orphaned = new Map<string, number>();
   private eventCount = 0;
@@ -48,6 +47,12 @@ export class CorrelationEngine {
   private runSession: SessionState | undefined;
   /** Whether runSession was already refreshed in this batch (see ingestOne). */
   private runTouched = false;
+  private readonly sink: DecisionSink = {
+    countOrphan: (service, delta) => this.countOrphan(service, delta),
+    onFinding: (f, isNew, lagMs) => this.call(() => this.listener.onFinding?.(f, isNew, { lagMs })),
+    onFindingResolved: (f) => this.call(() => this.listener.onFindingResolved?.(f)),
+    onResume: (outcome, service, traceId) => this.call(() => this.listener.onResume?.(outcome, service, traceId)),
+  };
   /** Keyless request spans of the stateless transport: orphaned requests, duplicates, late work. */
   private readonly stateless: StatelessTracker;
 
@@ -88,14 +93,28 @@ export class CorrelationEngine {
     const until = sliceMs === Infinity ? Infinity : performance.now() + sliceMs;
     let n = 0;
     const over = (): boolean => (++n & 63) === 0 && performance.now() > until;
-    for (const key of [...this.pending]) {
+    // Pending sessions are in order of pendingSinceMs unless a restore (or a clock step back)
+    // broke it: in order, the scan stops at the first session not yet due.
+    let ordered = true;
+    let prevSince = -Infinity;
+    for (const key of this.pending) {
       if (over()) return false;
       const s = this.full.get(key);
       if (s === undefined) {
         this.pending.delete(key);
         continue;
       }
-      if (now - (s.pendingSinceMs ?? now) >= this.opts.decisionWindowMs) this.decideSafely(s, now);
+      const since = s.pendingSinceMs ?? now;
+      if (now - since >= this.opts.decisionWindowMs) this.decideSafely(s, now);
+      else if (!this.pendingUnordered) break;
+      else {
+        if (since < prevSince) ordered = false;
+        prevSince = since;
+      }
+    }
+    if (this.pendingUnordered && ordered) {
+      this.pendingUnordered = false;
+      this.lastPendingSinceMs = prevSince;
     }
     for (const [key, s] of this.full) {
       if (over()) return false;
@@ -205,7 +224,7 @@ export class CorrelationEngine {
       this.full.set(key, s);
       this.eventCount += s.events.length;
       this.pendingRequestCount += unsettledRequests(s);
-      if (s.pendingSinceMs !== undefined) this.pending.add(key);
+      if (s.pendingSinceMs !== undefined) this.markPending(key, s.pendingSinceMs);
     }
     for (const e of Object.values(s.emitted)) {
       if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, 1);
@@ -247,10 +266,10 @@ export class CorrelationEngine {
       this.full.delete(key);
       this.full.set(key, s);
       s.pendingSinceMs ??= now;
-      this.pending.add(key);
+      this.markPending(key, s.pendingSinceMs);
       this.dirty.add(key);
     }
-    if (r.settledRequestId !== undefined) this.resolveOrphans(s, r.settledRequestId, now);
+    if (r.settledRequestId !== undefined) resolveOrphans(s, r.settledRequestId, now, this.sink);
   }
 
   private sessionFor(key: string, stateless: boolean, now: number): SessionState {
@@ -281,6 +300,13 @@ export class CorrelationEngine {
       if (victim === undefined) return;
       this.remove(victim, 'session_capacity', now);
     }
+  }
+
+  private markPending(key: string, since: number): void {
+    if (this.pending.has(key)) return;
+    if (since < this.lastPendingSinceMs) this.pendingUnordered = true;
+    else this.lastPendingSinceMs = since;
+    this.pending.add(key);
   }
 
   /** Drops a session for space or age, deciding first what it still had pending. */
@@ -340,77 +366,7 @@ export class CorrelationEngine {
     this.pending.delete(s.key);
     delete s.pendingSinceMs;
     this.dirty.add(s.key);
-    const analysis = analyzeSession(s);
-    const service = s.serverService ?? s.clientService ?? 'unknown_service';
-    for (const d of analysis.findings) {
-      const id = findingId(d.kind, s.key, d.identity);
-      const prev = s.emitted[id];
-      if (prev?.resolvedAtMs !== undefined) continue;
-      const orphan = d.kind === ORPHANED_PROGRESS_TOKEN;
-      // An orphan whose request settled (unanswered) before this decision: reported already
-      // resolved, with the same id and resolution time a report before the settle would have had.
-      const settledMs = orphan ? d.resolvedAtMs : undefined;
-      // Already reported and nothing new: most re-decisions end here, before building anything.
-      if (prev !== undefined && settledMs === undefined && d.evidence.length <= prev.evidenceCount) continue;
-      const { finding: f, lagMs } = findingFromDraft(d, id, s, service, prev?.detectedAtMs ?? now, now);
-      const evidence = f.evidence;
-      if (settledMs !== undefined) f.resolvedAtMs = settledMs;
-      if (prev === undefined) {
-        const e: EmittedFinding = { kind: d.kind, evidenceCount: evidence.length, detectedAtMs: now };
-        s.emitted[id] = e;
-        if (orphan) {
-          if (d.requestId !== undefined) e.requestId = d.requestId;
-          if (settledMs !== undefined) {
-            // Never counted in orphanedByService; onFinding(isNew) still counts it once in the total.
-            e.resolvedAtMs = settledMs;
-            e.counting = false;
-          } else {
-            e.finding = f;
-            e.counting = true;
-            this.countOrphan(service, 1);
-          }
-        }
-        this.call(() => this.listener.onFinding?.(f, true, { lagMs }));
-      } else if (settledMs !== undefined) {
-        // Reported before the settle, which did not resolve it on arrival (a state saved by an
-        // older build without the request id): resolve it now.
-        prev.resolvedAtMs = settledMs;
-        if (prev.counting === true) this.countOrphan(prev.finding?.service ?? service, -1);
-        prev.counting = false;
-        prev.finding = f;
-        this.call(() => this.listener.onFindingResolved?.(f));
-      } else if (evidence.length > prev.evidenceCount) {
-        prev.evidenceCount = evidence.length;
-        if (orphan) prev.finding = f;
-        this.call(() => this.listener.onFinding?.(f, false, { lagMs }));
-      }
-    }
-    for (const r of analysis.resumes) {
-      for (const fct of r.facts) fct.counted = true;
-      this.call(() => this.listener.onResume?.(r.outcome, service, r.traceId));
-    }
-  }
-
-  private resolveOrphans(s: SessionState, requestId: string, now: number): void {
-    for (const e of Object.values(s.emitted)) {
-      if (e.kind !== ORPHANED_PROGRESS_TOKEN || e.requestId !== requestId || e.resolvedAtMs !== undefined) continue;
-      e.resolvedAtMs = now;
-      if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, -1);
-      e.counting = false;
-      if (e.finding !== undefined) {
-        const f: Finding = { ...e.finding, resolvedAtMs: now };
-        // Cite the settle as a decision made after it would have: both paths show the same evidence.
-        const settled = s.requests.get(requestId)?.settled;
-        if (settled !== undefined && f.evidence.length < MAX_EVIDENCE && !f.evidence.some((x) => x.spanId === settled.spanId && x.traceId === settled.traceId)) {
-          f.evidence = [
-            ...f.evidence,
-            { traceId: settled.traceId, spanId: settled.spanId, side: settled.side, timeMs: settled.timeMs, spanName: settled.name, shows: settledShows(requestId, settled.outcome) },
-          ];
-        }
-        e.finding = f;
-        this.call(() => this.listener.onFindingResolved?.(f));
-      }
-    }
+    reportDecision(s, now, this.sink);
   }
 
   private countOrphan(service: string, delta: number): void {

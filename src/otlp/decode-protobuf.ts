@@ -36,6 +36,10 @@ export function decodeProtobuf(buf: Uint8Array, limits?: Partial<DecodeLimits>):
 /** The envelope walk `request -> resourceSpans -> scopeSpans -> spans`, and each span. */
 class WireDecoder extends AnyValueReader {
   readonly acc = new DecodeAccumulator();
+  // The previous forkwatch span's trace id: the spans of one exchange share it and usually follow
+  // each other in a batch, so most spans reuse its string instead of converting 16 bytes to hex.
+  private lastTraceS = -1;
+  private lastTraceId = '';
 
   request(): void {
     const end = this.buf.length;
@@ -242,7 +246,7 @@ class WireDecoder extends AnyValueReader {
       }
     }
     const rec: SpanRecord = {
-      traceId: hexSlice(this.nb, traceS, traceE),
+      traceId: this.traceIdAt(traceS),
       spanId: hexSlice(this.nb, spanS, spanE),
       parentSpanId,
       name: this.str(nameS, nameE, this.lim.maxSpanNameLength),
@@ -298,6 +302,20 @@ class WireDecoder extends AnyValueReader {
     if (v === undefined) return false;
     setAttribute(out, key, v);
     return true;
+  }
+
+  /** The hex trace id of the 16 bytes at `s` (checked by the caller). */
+  private traceIdAt(s: number): string {
+    const p = this.lastTraceS;
+    if (p >= 0) {
+      const dv = this.dv;
+      if (dv.getInt32(s, true) === dv.getInt32(p, true) && dv.getInt32(s + 4, true) === dv.getInt32(p + 4, true) && dv.getInt32(s + 8, true) === dv.getInt32(p + 8, true) && dv.getInt32(s + 12, true) === dv.getInt32(p + 12, true)) {
+        return this.lastTraceId;
+      }
+    }
+    this.lastTraceS = s;
+    this.lastTraceId = hexSlice(this.nb, s, s + 16);
+    return this.lastTraceId;
   }
 
   private hasPrefix(s: number, e: number): boolean {

@@ -214,6 +214,21 @@ describe('CorrelationEngine: scale, bounds, persistence', { timeout: 20_000 }, (
     assert.equal(h.drops.get('requests_per_session'), 1);
   });
 
+  it('restart: a restored pending session is decided on time behind a newer pending one', () => {
+    const a = harness();
+    const s = seedScenario();
+    a.ingest([...s.server, ...s.client]);
+    a.advance(WINDOW / 2);
+    const saved = a.engine.takeDirty();
+    const b = harness({}, a.now());
+    // Pending first, and not due when the restored session is: the tick must look past it.
+    const other = healthyResumeScenario({ sessionId: 'restored-behind' });
+    b.ingest([...other.server, ...other.client]);
+    for (const x of saved) b.engine.restore(x.key, x.state!);
+    b.advance(WINDOW / 2);
+    assert.deepEqual(b.kinds(), SEED_BOTH);
+  });
+
   it('restart: a fork pending at kill -9 is reported by the restored engine, once', () => {
     const a = harness();
     const s = seedScenario();

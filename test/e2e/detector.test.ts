@@ -38,7 +38,7 @@ function providers(otlpUrl: string, service: string): { server: BasicTracerProvi
   };
 }
 
-async function run(otlpUrl: string, service: string, opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'requestTimeoutMs'>, during?: () => Promise<void>): Promise<ScenarioResult> {
+async function run(otlpUrl: string, service: string, opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'requestTimeoutMs' | 'scale'>, during?: () => Promise<void>): Promise<ScenarioResult> {
   const p = providers(otlpUrl, service);
   try {
     const scenario = runSeedScenario({ ...opts, salt: 'e2e-salt', tracerProviders: p });
@@ -69,14 +69,20 @@ test('naive server: exactly the forks and orphaned tokens that happened, on the 
   const d = await detector();
   const service = 'e2e-naive';
   let orphanedWhileHanging = 0;
-  const result = await run(d.otlpUrl, service, { server: 'naive', client: 'stock', requestTimeoutMs: 12_000 }, async () => {
+  const result = await run(d.otlpUrl, service, { server: 'naive', client: 'stock', requestTimeoutMs: 12_000, scale: 2 }, async () => {
     // While the calls hang, the orphaned gauge must show them (they settle only at their timeout,
     // 12 s: on a loaded 2-core machine the late-request span, the batch export and the decision
-    // took over 6 s, and a gauge read after the calls settled is 0).
+    // took over 6 s, and a gauge read after the calls settled is 0). Timers at twice the defaults:
+    // at 1x a loaded machine let the 300 ms reaper take each rehydrated session before the client
+    // used it, 8 rehydrations in a row, and the second call got its result: a different story.
+    let last: number | undefined;
     orphanedWhileHanging = await waitFor(async () => {
-      const v = await metric(d, new RegExp(`^forkwatch_orphaned_progress_tokens\\{service="${service}"\\}`));
-      return v && v >= 2 ? v : undefined;
-    }, 20_000);
+      last = await metric(d, new RegExp(`^forkwatch_orphaned_progress_tokens\\{service="${service}"\\}`));
+      return last && last >= 2 ? last : undefined;
+    }, 20_000).catch(async (err: unknown) => {
+      const f = await findings(d, service);
+      throw new Error(`${String(err)}: gauge ${last}; findings: ${f.map((x) => `${x.kind}${x.resolvedAtMs ? '(resolved)' : ''}`).join(', ')}`);
+    });
   });
   assert.ok(result.sessions.rehydrated >= 1, 'the naive server forked');
   assert.equal(result.hung.length, 2, 'both calls hung');

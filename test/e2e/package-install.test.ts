@@ -92,7 +92,7 @@ test(`npm-packed @forkwatch/instrumentation in a fresh app (SDK ${OLDEST_SDK_TES
   );
   writeFileSync(
     join(app, 'app.mjs'),
-    "const { runSeedScenario } = await import('./demo/index.js');\nconst r = await runSeedScenario({ server: 'naive', client: 'stock' });\nconsole.log(JSON.stringify({ rehydrated: r.sessions.rehydrated }));\n",
+    "const { runSeedScenario } = await import('./demo/index.js');\nconst r = await runSeedScenario({ server: 'naive', client: 'stock', scale: 2 });\nconsole.log(JSON.stringify({ rehydrated: r.sessions.rehydrated }));\n",
   );
 
   const detector = await startDetector({ args: ['--decision-window-ms', '1000', '--tick-interval-ms', '100'] });

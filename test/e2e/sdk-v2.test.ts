@@ -15,8 +15,10 @@ import { decodeJson } from '../../src/otlp/decode-json.js';
 import { harness } from '../correlate/harness.js';
 import { CLIENT_SDK_V2, SERVER_SDK_V2 } from './helpers/sdk-v2-kit.js';
 
-const REQUEST_TIMEOUT_MS = 1500;
-const TEST_TIMEOUT_MS = 20_000;
+// Twice the scenario's timers, as test/e2e/seed.test.ts: at 1x a loaded machine changes the story.
+const SCALE = 2;
+const REQUEST_TIMEOUT_MS = 1500 * SCALE;
+const TEST_TIMEOUT_MS = 40_000;
 
 async function run(opts: SeedScenarioOptions): Promise<{ r: ScenarioResult; kinds: string[] }> {
   const server = new InMemorySpanExporter();
@@ -25,6 +27,7 @@ async function run(opts: SeedScenarioOptions): Promise<{ r: ScenarioResult; kind
     new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const r = await runSeedScenario({
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    scale: SCALE,
     salt: 'v2-salt',
     tracerProviders: { server: provider(server, 'v2-server'), client: provider(client, 'v2-client') },
     ...opts,

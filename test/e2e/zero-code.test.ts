@@ -20,6 +20,8 @@ function runApp(importWhat: string, detector: DetectorProcess, service: string):
     OTEL_METRICS_EXPORTER: 'none',
     OTEL_LOGS_EXPORTER: 'none',
     FORKWATCH_SESSION_SALT: 'zero-code-salt',
+    // Twice the scenario's timers, as test/e2e/seed.test.ts: at 1x a loaded machine changes the story.
+    SEED_SCALE: '2',
   };
   // The app resolves @forkwatch/instrumentation from the repository root, as a user's app does
   // from its own node_modules: by package name, through "exports", to the built dist/.

@@ -272,3 +272,16 @@ function varint(n: number): Buffer {
   out.push(n);
   return Buffer.from(out);
 }
+
+test('spans sharing a trace id, in a run and apart, each get their own id right', () => {
+  const other = Buffer.from('1bf7651916cd43dd8448eb211c80319d', 'hex');
+  // Differs from TRACE in the last byte only: a reused id must compare all 16 bytes.
+  const near = Buffer.from(TRACE);
+  near[15] = near[15]! ^ 1;
+  const traces = [TRACE, TRACE, other, TRACE, near, near];
+  const r = decodeProtobuf(request(traces.map((traceId) => fwSpan({ traceId }))));
+  assert.deepEqual(
+    r.spans.map((s) => s.traceId),
+    traces.map((t) => t.toString('hex')),
+  );
+});

@@ -4,7 +4,8 @@
  * Starts the OpenTelemetry NodeSDK (`@opentelemetry/sdk-node`, a peer: install it next to this
  * package) with {@link McpForkInstrumentation}, configured by the standard `OTEL_*` variables
  * (exporter, endpoint, service name, sampler) and by `FORKWATCH_SESSION_SALT` /
- * `FORKWATCH_RECORD_RAW_SESSION_ID`. ESM modules are patched through the import-in-the-middle
+ * `FORKWATCH_RECORD_RAW_SESSION_ID` / `FORKWATCH_MCP_SEMCONV` (the MCP conventions' spans and
+ * metrics, docs/telemetry.md). ESM modules are patched through the import-in-the-middle
  * loader, registered here for the MCP SDK's files only.
  *
  * On a natural exit, and on SIGTERM/SIGINT, held-back spans are flushed and the SDK is shut down,

@@ -1,13 +1,15 @@
 /**
- * Span and attribute names of the forkwatch telemetry schema (docs/telemetry.md is normative;
- * test/semconv-doc.test.ts keeps the two in step). Both packages read them from here.
+ * Span, attribute and metric names of the forkwatch telemetry schema (docs/telemetry.md is
+ * normative; test/semconv-doc.test.ts keeps the two in step). Both packages read them from here.
  *
- * The MCP semantic conventions now live in semantic-conventions-genai (`mcp.md`, still
- * Development status) and are not exported by `@opentelemetry/semantic-conventions` as stable
- * constants, so the names we share with them (`mcp.method.name`, `mcp.protocol.version`,
- * `jsonrpc.request.id`, `gen_ai.tool.name`, ...) are copied here, as opentelemetry-js
- * instrumentations do with unstable names. They say nothing of event ids, resumption,
- * incarnations or progress tokens: those are `forkwatch.*`.
+ * The OpenTelemetry MCP semantic conventions moved out of open-telemetry/semantic-conventions into
+ * open-telemetry/semantic-conventions-genai (`docs/gen-ai/mcp.md`, status Development), and
+ * `@opentelemetry/semantic-conventions` only re-exports them as deprecated incubating constants,
+ * so the names we share with them (`mcp.method.name`, `jsonrpc.request.id`, `error.type`,
+ * `mcp.client.operation.duration`, ...) are copied here, as opentelemetry-js instrumentations do
+ * with unstable names. docs/telemetry.md says, name by name, which are the conventions' own, which
+ * are forkwatch extensions (`forkwatch.*`: event ids, resumption, incarnations, progress tokens,
+ * of which the conventions say nothing) and where forkwatch departs from them and why.
  */
 
 /** Which side of the MCP connection emitted a span (attribute `forkwatch.side`). */
@@ -45,6 +47,24 @@ export const ATTR_JSONRPC_REQUEST_ID = 'jsonrpc.request.id';
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 export const ATTR_HTTP_REQUEST_METHOD = 'http.request.method';
 export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
+
+// ---- The MCP conventions' operation spans and metrics (option `mcpSemconv`, src/conventional/) ----
+export const ATTR_ERROR_TYPE = 'error.type';
+export const ATTR_RPC_RESPONSE_STATUS_CODE = 'rpc.response.status_code';
+/** `execute_tool` on `tools/call`, absent otherwise (the conventions' rule). */
+export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
+export const ATTR_GEN_AI_PROMPT_NAME = 'gen_ai.prompt.name';
+export const ATTR_MCP_RESOURCE_URI = 'mcp.resource.uri';
+export const ATTR_NETWORK_TRANSPORT = 'network.transport';
+export const ATTR_NETWORK_PROTOCOL_NAME = 'network.protocol.name';
+export const ATTR_SERVER_ADDRESS = 'server.address';
+export const ATTR_SERVER_PORT = 'server.port';
+/** Histogram, seconds: a request from sent until its response was received (client). */
+export const METRIC_MCP_CLIENT_OPERATION_DURATION = 'mcp.client.operation.duration';
+/** Histogram, seconds: a request from received until its response was sent (server). */
+export const METRIC_MCP_SERVER_OPERATION_DURATION = 'mcp.server.operation.duration';
+/** The conventions' advised bucket boundaries (seconds) of both operation-duration histograms. */
+export const MCP_OPERATION_DURATION_BUCKETS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 // ---- forkwatch.* attributes ----
 export const ATTR_SCHEMA_VERSION = 'forkwatch.schema.version';

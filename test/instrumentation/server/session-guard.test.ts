@@ -30,6 +30,27 @@ import { attr, INIT_BODY, listen, makeMcpServer, parseSse, postHeaders, tracing 
 
 type Ev = { id?: string; data: string };
 
+/**
+ * Every wait of this file is bounded, well under the suite's timeout, and fails saying what it
+ * waited for: a wait that outlived the suite's timeout left its server open, and the test file's
+ * process then never exited (a run on SDK 1.30.0 under heavy load hung that way).
+ */
+const WAIT_MS = 8_000;
+
+async function within<T>(what: string, p: Promise<T>, ms = WAIT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`session-guard test: ${what} did not finish within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** fetch with a deadline on the whole exchange (headers and body), failing with `what`. */
+function fetchWithin(what: string, url: URL, init: RequestInit = {}): Promise<Response> {
+  return within(what, fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(WAIT_MS) }));
+}
+
 async function withGuard(
   opts: Partial<SessionGuardOptions>,
   fn: (url: URL, guard: SessionGuard) => Promise<void>,
@@ -39,20 +60,24 @@ async function withGuard(
   try {
     await fn(srv.url, guard);
   } finally {
-    await guard.close();
-    await srv.close();
+    // The server closes (with its connections) even when the guard's close fails or hangs.
+    try {
+      await within('guard.close()', guard.close());
+    } finally {
+      await srv.close();
+    }
   }
 }
 
 async function rawInit(url: URL): Promise<{ sid: string; inc: string; events: Ev[]; status: number }> {
-  const res = await fetch(url, { method: 'POST', headers: postHeaders(), body: JSON.stringify(INIT_BODY) });
-  const events = parseSse(await res.text());
+  const res = await fetchWithin('initialize', url, { method: 'POST', headers: postHeaders(), body: JSON.stringify(INIT_BODY) });
+  const events = parseSse(await within('initialize body', res.text()));
   return { sid: res.headers.get('mcp-session-id') ?? '', inc: res.headers.get(HEADER_SESSION_INCARNATION) ?? '', events, status: res.status };
 }
 
 async function rawPost(url: URL, sid: string, body: unknown): Promise<{ res: Response; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers: postHeaders(sid), body: JSON.stringify(body) });
-  return { res, text: await res.text() };
+  const res = await fetchWithin('POST', url, { method: 'POST', headers: postHeaders(sid), body: JSON.stringify(body) });
+  return { res, text: await within('POST body', res.text()) };
 }
 
 async function rawCall(url: URL, sid: string, id: number): Promise<{ res: Response; events: Ev[] }> {
@@ -60,24 +85,33 @@ async function rawCall(url: URL, sid: string, id: number): Promise<{ res: Respon
   return { res, events: parseSse(text) };
 }
 
-async function resume(url: URL, sid: string, lastEventId: string): Promise<{ res: Response; json?: any; events?: Ev[] }> {
+/**
+ * A GET resume. A replayed stream stays open for live events, so it is read until the
+ * `expectEvents` replayed events are in (then hung up), never for a fixed time: under load a
+ * replay took longer than the 100-300 ms the reader used to give it.
+ */
+async function resume(url: URL, sid: string, lastEventId: string, expectEvents = 0): Promise<{ res: Response; json?: any; events?: Ev[] }> {
   const ac = new AbortController();
-  const res = await fetch(url, {
-    headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastEventId },
-    signal: ac.signal,
-  });
-  if (!res.headers.get('content-type')?.includes('text/event-stream')) return { res, json: await res.json() };
-  // A replayed stream stays open for live events: read what was replayed, then hang up.
-  const reader = res.body!.getReader();
-  let text = '';
-  const deadline = Date.now() + 300;
-  while (Date.now() < deadline) {
-    const r = await Promise.race([reader.read(), new Promise<null>((ok) => setTimeout(() => ok(null), 100))]);
-    if (!r || r.done) break;
-    text += new TextDecoder().decode(r.value);
+  const timer = setTimeout(() => ac.abort(), WAIT_MS);
+  try {
+    const res = await within(`resume from ${lastEventId}`, fetch(url, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastEventId },
+      signal: ac.signal,
+    }));
+    if (!res.headers.get('content-type')?.includes('text/event-stream')) return { res, json: await within('resume answer', res.json()) };
+    const reader = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    while (parseSse(text).filter((e) => e.id !== undefined).length < expectEvents) {
+      const r = await within(`replay of ${expectEvents} event(s) after ${lastEventId} (got: ${JSON.stringify(text)})`, reader.read());
+      if (r.done) break;
+      text += decoder.decode(r.value, { stream: true });
+    }
+    return { res, events: parseSse(text) };
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
   }
-  ac.abort();
-  return { res, events: parseSse(text) };
 }
 
 describe('session guard', { timeout: 20_000 }, () => {
@@ -99,7 +133,7 @@ describe('session guard', { timeout: 20_000 }, () => {
       assert.equal(call.res.headers.get(HEADER_SESSION_INCARNATION), init.inc);
       assert.deepEqual(call.events.map((e) => e.id), [`${init.inc}-3`, `${init.inc}-4`]);
 
-      const replay = await resume(url, init.sid, call.events[0]!.id!);
+      const replay = await resume(url, init.sid, call.events[0]!.id!, 1);
       assert.equal(replay.res.status, 200);
       assert.equal(replay.res.headers.get(HEADER_SESSION_INCARNATION), init.inc);
       assert.deepEqual(replay.events!.map((e) => e.id), [`${init.inc}-4`], 'replays after the event, nothing before');
@@ -107,7 +141,7 @@ describe('session guard', { timeout: 20_000 }, () => {
       const gap = await resume(url, init.sid, 'e7');
       assert.equal(gap.res.headers.get(HEADER_SESSION_INCARNATION), init.inc);
 
-      const del = await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': init.sid, 'mcp-protocol-version': '2025-11-25' } });
+      const del = await fetchWithin('DELETE', url, { method: 'DELETE', headers: { 'mcp-session-id': init.sid, 'mcp-protocol-version': '2025-11-25' } });
       assert.equal(del.status, 200);
       assert.equal(del.headers.get(HEADER_SESSION_INCARNATION), init.inc);
       assert.equal(guard.stats().sessions, 0, 'DELETE closes the session');
@@ -117,8 +151,8 @@ describe('session guard', { timeout: 20_000 }, () => {
 
   it('puts the incarnation in a JSON InitializeResult too', async () => {
     await withGuard({ enableJsonResponse: true }, async (url) => {
-      const res = await fetch(url, { method: 'POST', headers: postHeaders(), body: JSON.stringify(INIT_BODY) });
-      const body = (await res.json()) as { result: { _meta: Record<string, string> } };
+      const res = await fetchWithin('initialize', url, { method: 'POST', headers: postHeaders(), body: JSON.stringify(INIT_BODY) });
+      const body = (await within('initialize body', res.json())) as { result: { _meta: Record<string, string> } };
       assert.equal(body.result._meta[META_INCARNATION], res.headers.get(HEADER_SESSION_INCARNATION));
     });
   });
@@ -134,10 +168,10 @@ describe('session guard', { timeout: 20_000 }, () => {
         { method: 'DELETE', headers: { 'mcp-session-id': 'nope' } },
       ];
       for (const init of requests) {
-        const res = await fetch(url, init);
+        const res = await fetchWithin(`${init.method} of an unknown session`, url, init);
         assert.equal(res.status, 404, `${init.method}`);
         assert.equal(res.headers.get(HEADER_SESSION_INCARNATION), null);
-        assert.deepEqual(await res.json(), expected);
+        assert.deepEqual(await within('404 body', res.json()), expected);
       }
       assert.equal(guard.stats().sessions, 0);
       assert.equal(guard.stats().created, 0);
@@ -152,21 +186,22 @@ describe('session guard', { timeout: 20_000 }, () => {
       const client = new Client({ name: 'c', version: '1' });
       client.onerror = () => undefined;
       try {
-        await client.connect(transport);
-        const out = await client.callTool({ name: 'echo', arguments: { text: 'ok' } });
+        // The SDK's own waits (60 s by default) are bounded below the suite's timeout too.
+        await client.connect(transport, { timeout: WAIT_MS });
+        const out = await client.callTool({ name: 'echo', arguments: { text: 'ok' } }, undefined, { timeout: WAIT_MS });
         assert.deepEqual(out.content, [{ type: 'text', text: 'ok' }]);
         now += 1001;
         assert.equal(guard.reap(), 1);
         assert.equal(guard.stats().sessions, 0);
         assert.equal(guard.stats().events, 0);
-        await assert.rejects(client.callTool({ name: 'echo', arguments: { text: 'again' } }), (err: unknown) => {
+        await assert.rejects(client.callTool({ name: 'echo', arguments: { text: 'again' } }, undefined, { timeout: WAIT_MS }), (err: unknown) => {
           assert.ok(err instanceof StreamableHTTPError);
           assert.equal(err.code, 404);
           return true;
         });
         assert.equal(guard.stats().sessions, 0, 'the 404 allocated nothing');
       } finally {
-        await client.close();
+        await within('client.close()', client.close());
       }
     });
   });
@@ -190,7 +225,7 @@ describe('session guard', { timeout: 20_000 }, () => {
       assert.equal(guard.stats().rejectedEventAbsent, cases.length);
       assert.equal(guard.stats().events, 2, 'bounded per session');
       // The newest events are still there and resumable.
-      const ok = await resume(url, init.sid, call.events[0]!.id!);
+      const ok = await resume(url, init.sid, call.events[0]!.id!, 1);
       assert.equal(ok.res.status, 200);
       assert.deepEqual(ok.events!.map((e) => e.id), [call.events[1]!.id]);
     });
@@ -245,7 +280,12 @@ describe('session guard', { timeout: 20_000 }, () => {
       await resume(url, 'nope', `${init.inc}-1`);
       now = 100;
       guard.reap();
-      await new Promise((r) => setTimeout(r, 20));
+      // The session ends as its transport closes, asynchronously: wait for it, not for a fixed time.
+      const until = Date.now() + WAIT_MS;
+      while (t.spans(SPAN_SESSION_ENDED).length === 0) {
+        if (Date.now() > until) assert.fail(`forkwatch.session.ended was not emitted within ${WAIT_MS} ms of the reap`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
 
       for (const s of t.spans()) assert.equal(attr(s, ATTR_GUARDED), true, s.name);
       const created = t.spans(SPAN_SESSION_CREATED);

@@ -1,5 +1,7 @@
 import { boundedSessionId } from './http-message.js';
 import { ClientCore } from './client-core.js';
+import { ClientOperations } from '../conventional/client-operations.js';
+import { hookTraceMeta } from '../conventional/client-trace-meta.js';
 import { DeliveryTracker } from './delivery-tracker.js';
 import { FetchExchange } from './fetch-exchange.js';
 import type { Channel } from './internal-types.js';
@@ -22,12 +24,17 @@ export class ClientInstrumentation {
   private lastChannel: Channel | undefined;
   /** Transports bound to their fetch at construction (the zero-code patch), so attach finds it. */
   private readonly boundChannels = new WeakMap<object, Channel>();
+  /** The MCP conventions' spans and metrics: only with `mcpSemconv`. */
+  private readonly conventional: ClientOperations | undefined;
 
   constructor(options: ClientInstrumentationOptions = {}) {
     this.core = new ClientCore(options);
     this.delivery = new DeliveryTracker(this.core);
     this.requests = new RequestTracker(this.core, this.delivery);
     this.exchange = new FetchExchange(this.core, this.delivery);
+    this.conventional = options.mcpSemconv === true
+      ? new ClientOperations({ tracerProvider: options.tracerProvider, meterProvider: options.meterProvider, salt: options.salt ?? process.env.FORKWATCH_SESSION_SALT ?? '', recordRawSessionId: options.recordRawSessionId ?? false, logger: this.core.log })
+      : undefined;
   }
 
   /** What went wrong without being thrown. */
@@ -74,7 +81,11 @@ export class ClientInstrumentation {
         this.delivery.hookOnMessage(transport, channel);
       }
       if (client) {
+        // Innermost: the context the app (or the operation span below) has active goes into params._meta.
+        if (this.core.injectTraceContext) hookTraceMeta(client);
         this.requests.hookRequest(client, transport);
+        // After forkwatch's hook, so it runs outside it: forkwatch's spans see the operation span.
+        if (this.conventional !== undefined) this.conventional.hookClient(client, transport);
         if (channel) channel.requestsByClient = true;
       }
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { TracerProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
@@ -68,6 +68,16 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
   guarded?: boolean;
   /** Inject W3C `traceparent` into outgoing requests that have none. Default true. */
   injectTraceContext?: boolean;
+  /**
+   * Also emit the OpenTelemetry MCP semantic conventions (semantic-conventions-genai `mcp.md`,
+   * Development): a CLIENT span `{mcp.method.name} {target}` and a `mcp.client.operation.duration`
+   * histogram point (seconds, the conventions' buckets) per JSON-RPC request, from `client.request()` until it settles (needs `attach(transport, client)`), its context written into `params._meta` as `traceparent`/`tracestate`, so forkwatch can
+   * replace a peer MCP instrumentation. The raw session id appears only with `recordRawSessionId`.
+   * docs/telemetry.md, "MCP semantic conventions". Default false (nothing of it is built).
+   */
+  mcpSemconv?: boolean;
+  /** Meter provider of the `mcpSemconv` histograms. Default: the global one of `@opentelemetry/api`, looked up per point. */
+  meterProvider?: MeterProvider;
 }
 
 /** Structural view of the SDK's StreamableHTTPClientTransport that attach() relies on. */

@@ -5,6 +5,8 @@ export interface JsonRpcInfo {
   method?: string;
   progressToken?: string;
   toolName?: string;
+  /** `params._meta` when it names a `traceparent`: the trace context the sender propagated (SEP-414). */
+  traceMeta?: Record<string, unknown>;
 }
 
 /** Messages larger than this (chars) are not parsed for ids; their kind is reported `none`. Default 1 MiB. */
@@ -26,6 +28,7 @@ export function describeMessage(msg: unknown): JsonRpcInfo {
       const token = m.method === 'notifications/progress' ? params.progressToken : meta?.progressToken;
       if (typeof token === 'string' || typeof token === 'number') info.progressToken = String(token);
       if (m.method === 'tools/call' && typeof params.name === 'string') info.toolName = params.name;
+      if (meta !== undefined && typeof meta.traceparent === 'string') info.traceMeta = meta;
     }
   } else if ('result' in m) {
     info.kind = 'response';

@@ -1,4 +1,4 @@
-import type { Tracer, TracerProvider } from '@opentelemetry/api';
+import type { Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
 import { InstrumentationBase, InstrumentationNodeModuleDefinition, InstrumentationNodeModuleFile } from '@opentelemetry/instrumentation';
 import { ClientInstrumentation } from '../client/client-instrumentation.js';
 import { createServerInstrumentation } from '../server/server-instrumentation.js';
@@ -104,15 +104,24 @@ export class McpForkInstrumentation extends InstrumentationBase<McpForkInstrumen
   /** Spans go to whatever provider the SDK set at the time they are made. */
   private readonly provider: TracerProvider = { getTracer: (): Tracer => this.tracer };
 
+  /** The `mcpSemconv` histograms go to whatever meter provider the SDK set (setMeterProvider). */
+  private readonly meters: MeterProvider = { getMeter: (): Meter => this.meter };
+
+  /** `mcpSemconv` of the config's top level, applied to both sides unless a side's options say otherwise. */
+  private conventions(): { mcpSemconv?: boolean; meterProvider: MeterProvider } {
+    const on = this.getConfig().mcpSemconv;
+    return on === undefined ? { meterProvider: this.meters } : { mcpSemconv: on, meterProvider: this.meters };
+  }
+
   private server(): ServerInstrumentation | undefined {
     if (!this.isEnabled()) return undefined;
-    this.serverFw ??= createServerInstrumentation({ ...this.getConfig().serverOptions, tracerProvider: this.provider });
+    this.serverFw ??= createServerInstrumentation({ ...this.conventions(), ...this.getConfig().serverOptions, tracerProvider: this.provider, meterProvider: this.meters });
     return this.serverFw;
   }
 
   private client(): ClientInstrumentation | undefined {
     if (!this.isEnabled()) return undefined;
-    this.clientFw ??= new ClientInstrumentation({ ...this.getConfig().clientOptions, tracerProvider: this.provider });
+    this.clientFw ??= new ClientInstrumentation({ ...this.conventions(), ...this.getConfig().clientOptions, tracerProvider: this.provider, meterProvider: this.meters });
     return this.clientFw;
   }
 }

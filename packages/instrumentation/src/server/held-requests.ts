@@ -89,9 +89,11 @@ export class HeldRequests {
   private emit(held: HeldRequest): void {
     const { state, info, headers } = held;
     let otelContext: Context | undefined;
-    if (headers !== undefined) {
+    // The context the client put in params._meta (SEP-414) wins over the HTTP header's.
+    const carrier = info.traceMeta ?? headers;
+    if (carrier !== undefined) {
       try {
-        otelContext = propagation.extract(context.active(), headers);
+        otelContext = propagation.extract(context.active(), carrier);
       } catch {
         // A broken propagator only costs the trace link.
       }

@@ -17,6 +17,7 @@ import type { SseEvent } from '../common/sse-parser.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../common/sse-parser.js';
 import { DEFAULT_MAX_TRACKED_EVENT_IDS, EventIdTracker } from './event-id-tracker.js';
 import { guardLinks } from './guard-link.js';
+import { ServerOperations } from '../conventional/server-operations.js';
 import { HeldRequests } from './held-requests.js';
 import { interceptHandler, lacksEventStore, OBSERVED } from './intercept-handler.js';
 import type { Attrs, TransportState } from './internal-types.js';
@@ -58,6 +59,10 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const sse = new SseRecorder(emitters, store, maxTrackedSessions);
   const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds, sse);
   const lifecycle = new SessionLifecycle(emitters, registry, attribution, held, sse);
+  // Built only when asked for: with the option off the hooks below test one constant.
+  const conventional = options.mcpSemconv === true
+    ? new ServerOperations({ tracerProvider: options.tracerProvider, meterProvider: options.meterProvider, salt: options.salt ?? process.env.FORKWATCH_SESSION_SALT ?? '', recordRawSessionId: options.recordRawSessionId ?? false, logger })
+    : undefined;
 
   const onMessage = (state: TransportState, message: unknown, extra: unknown): void => {
     const info = describeMessage(message);
@@ -109,12 +114,15 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
             logger.debug('onmessage hook failed', err);
           }
           // eslint-disable-next-line prefer-rest-params
+          if (conventional !== undefined) return conventional.received(transport, message, extra, () => h.apply(this, arguments as unknown as unknown[]));
+          // eslint-disable-next-line prefer-rest-params
           return h.apply(this, arguments as unknown as unknown[]);
         },
       );
       interceptHandler(transport, 'onclose', (h) =>
         function (this: unknown, ...args: any[]) {
           safeExecute(logger, 'onclose hook', () => lifecycle.end(state, 'transport_closed'));
+          if (conventional !== undefined) conventional.closed(transport);
           return h.apply(this, args);
         },
       );
@@ -123,6 +131,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       transport.send = function send(this: T, message: any, options?: any) {
         try {
           held.onSend(state, message);
+          if (conventional !== undefined) conventional.sent(transport, message);
         } catch (err) {
           logger.debug('send hook failed', err);
         }

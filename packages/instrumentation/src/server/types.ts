@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TracerProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -46,6 +46,16 @@ export interface ServerInstrumentationOptions {
    * only if emitted; past it events are digested when sent. 0 digests every event when sent. Default 8 Mi.
    */
   maxBufferedPayloadChars?: number;
+  /**
+   * Also emit the OpenTelemetry MCP semantic conventions (semantic-conventions-genai `mcp.md`,
+   * Development): a SERVER span `{mcp.method.name} {target}` and a `mcp.server.operation.duration`
+   * histogram point (seconds, the conventions' buckets) per JSON-RPC request, from its arrival until its response is sent, parented on the trace context of its `params._meta`, so forkwatch can
+   * replace a peer MCP instrumentation. The raw session id appears only with `recordRawSessionId`.
+   * docs/telemetry.md, "MCP semantic conventions". Default false (nothing of it is built).
+   */
+  mcpSemconv?: boolean;
+  /** Meter provider of the `mcpSemconv` histograms. Default: the global one of `@opentelemetry/api`, looked up per point. */
+  meterProvider?: MeterProvider;
 }
 
 /** Server instrumentation: observes transports and handlers; never changes what they answer. */

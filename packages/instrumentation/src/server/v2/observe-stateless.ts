@@ -1,4 +1,4 @@
-import { context, propagation, trace, SpanKind, type Context, type TracerProvider } from '@opentelemetry/api';
+import { context, propagation, trace, SpanKind, type Context, type MeterProvider, type TracerProvider } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GUARDED,
@@ -17,6 +17,7 @@ import { argsDigest } from '../../common/args-digest.js';
 import { componentLogger } from '../../common/logger.js';
 import { DEFAULT_REISSUE_WINDOW_MS, RecentShapes } from '../../common/recent-shapes.js';
 import { TRACER_NAME, TRACER_VERSION } from '../../common/span-emitter.js';
+import { ServerOperations } from '../../conventional/server-operations.js';
 
 /** Options of {@link observeStatelessServers}. */
 export interface StatelessServerOptions {
@@ -26,6 +27,13 @@ export interface StatelessServerOptions {
   reissueWindowMs?: number;
   /** 0: emit `request.handled` for every request. Default: only when it can matter (docs/telemetry.md). */
   requestSpanDelayMs?: number;
+  /**
+   * Also emit the OpenTelemetry MCP conventions' SERVER span and `mcp.server.operation.duration`
+   * point per request (as `createServerInstrumentation`'s `mcpSemconv`; docs/telemetry.md). Default false.
+   */
+  mcpSemconv?: boolean;
+  /** Meter provider of the `mcpSemconv` histogram. Default: the global one of `@opentelemetry/api`. */
+  meterProvider?: MeterProvider;
 }
 
 interface Call {
@@ -70,6 +78,10 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME, TRACER_VERSION);
   const recent = new RecentShapes(options.reissueWindowMs ?? DEFAULT_REISSUE_WINDOW_MS);
   const everyRequest = options.requestSpanDelayMs === 0;
+  // Stateless: no session id, so no salt and no raw id to guard.
+  const conventional = options.mcpSemconv === true
+    ? new ServerOperations({ tracerProvider: options.tracerProvider, meterProvider: options.meterProvider, salt: '', recordRawSessionId: false, logger: log })
+    : undefined;
 
   const emit = (c: Call, outcome: string): void => {
     try {
@@ -197,6 +209,7 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
           await origConnect.call(this, transport);
           try {
             hook(s, transport);
+            if (conventional !== undefined) conventional.hookTransport(transport as unknown as Parameters<ServerOperations['hookTransport']>[0]);
           } catch (err) {
             log.debug('stateless hook failed', err);
           }
