@@ -9,6 +9,7 @@ import { benchInstructionCount, instructionRunLengths } from './instruction-coun
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchProxy } from './proxy.js';
+import { benchProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -48,6 +49,18 @@ async function main(): Promise<void> {
         `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`} | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
     });
+  }
+
+  // Opt-in (minutes under valgrind): the proxy's cost, load-independent.
+  if (only.includes('proxy-instructions')) {
+    console.log('\n# Sidecar proxy in instructions per tool call (valgrind, node --single-threaded; 300-call minus 100-call runs; whole process:');
+    console.log('# client, proxy, upstream; a POST answered by 4 id-bearing SSE events, concurrency 8)');
+    const rows = await benchProxyInstructions();
+    const of = (v: string): number => rows.find((r) => r.variant === v)!.perCall;
+    for (const r of rows) {
+      const vsBare = r.variant === 'forkwatch' || r.variant === 'guard' ? `   +${((r.perCall - of('bare')) / 1e6).toFixed(3)} M over the bare pipe (${(r.perCall / of('bare')).toFixed(2)}x)` : '';
+      console.log(`  ${r.variant.padEnd(10)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call${vsBare}`);
+    }
   }
 
   if (want('instrumentation-store')) {

@@ -6,10 +6,15 @@ import type { CompactSession, SessionState, SpanFact } from './session-state.js'
 /** Events listed in a lineage, newest kept: the API answer stays small. */
 const MAX_LINEAGE_EVENTS = 200;
 
-const ref = (f: SpanFact): SpanRef => ({ traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs });
+const ref = (f: SpanFact, observer?: string): SpanRef =>
+  f.side === 'server' && observer !== undefined
+    ? { traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs, observer }
+    : { traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs };
 
 /** The lineage view (GET /api/v1/sessions/:key) of a session's state or of its compacted summary. */
 export function buildLineage(s: SessionState | CompactSession): SessionLineage {
+  // Server refs name the session's observer (a proxy): the incident view draws them in its lane.
+  const obs = 'serverObserver' in s ? s.serverObserver : undefined;
   const service = s.serverService ?? s.clientService ?? 'unknown_service';
   const base: SessionLineage = {
     sessionKey: s.key,
@@ -46,9 +51,9 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
     l.createdBy = c.createdBy;
     if (c.source !== undefined) l.source = c.source;
     if (c.clientSuppliedId !== undefined) l.clientSuppliedId = c.clientSuppliedId;
-    l.created = ref(c);
+    l.created = ref(c, obs);
   }
-  for (const e of s.ended) incOf(e.inc).ended = { ...ref(e), reason: e.reason };
+  for (const e of s.ended) incOf(e.inc).ended = { ...ref(e, obs), reason: e.reason };
   const events: LineageEvent[] = [];
   for (const e of s.events) {
     if (e.inc !== undefined && e.side === 'server') {
@@ -56,7 +61,7 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
       l.eventCount++;
       if (e.seq !== undefined) l.lastSeq = Math.max(l.lastSeq ?? e.seq, e.seq);
     }
-    const le: LineageEvent = { ...ref(e), eventId: e.eventId };
+    const le: LineageEvent = { ...ref(e, obs), eventId: e.eventId };
     if (e.inc !== undefined) le.incarnation = e.inc;
     if (e.seq !== undefined) le.seq = e.seq;
     if (e.digest !== undefined) le.digest = e.digest;
@@ -68,7 +73,7 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
   }
   base.events = events.slice(-MAX_LINEAGE_EVENTS);
   base.resumes = s.resumes.map((r) => {
-    const lr: LineageResume = { ...ref(r), lastEventId: r.lastEventId };
+    const lr: LineageResume = { ...ref(r, obs), lastEventId: r.lastEventId };
     if (r.status !== undefined) lr.status = r.status;
     const o: ResumeOutcome = outcomeOfStatus(r.status, r.outcome);
     lr.outcome = r.outcome === 'forked' ? 'forked' : o;
@@ -87,8 +92,8 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
     if (r.tool !== undefined) lr.tool = r.tool;
     if (r.progressToken !== undefined) lr.progressToken = r.progressToken;
     if (r.inc !== undefined) lr.incarnation = r.inc;
-    if (r.sent !== undefined) lr.sent = ref(r.sent);
-    if (r.settled !== undefined) lr.settled = ref(r.settled);
+    if (r.sent !== undefined) lr.sent = ref(r.sent, obs);
+    if (r.settled !== undefined) lr.settled = ref(r.settled, obs);
     if (r.settled?.outcome !== undefined) lr.outcome = r.settled.outcome;
     return lr;
   });

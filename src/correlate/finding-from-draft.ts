@@ -1,4 +1,5 @@
-import type { Evidence, Finding } from '../model/finding.js';
+import type { Finding } from '../model/finding.js';
+import { citedEvidence } from './cited-evidence.js';
 import type { FindingDraft } from './analyze/types.js';
 import type { SessionState } from './session-state.js';
 
@@ -15,20 +16,7 @@ export function findingFromDraft(
   detectedAtMs: number,
   now: number,
 ): { finding: Finding; lagMs: number } {
-  const evidence: Evidence[] = d.evidence.map(({ fact, shows }) => ({
-    traceId: fact.traceId,
-    spanId: fact.spanId,
-    side: fact.side,
-    timeMs: fact.timeMs,
-    spanName: fact.name,
-    shows,
-  }));
-  let firstSeenMs = Infinity;
-  let firstIngestMs = Infinity;
-  for (const { fact } of d.evidence) {
-    firstSeenMs = Math.min(firstSeenMs, fact.timeMs);
-    firstIngestMs = Math.min(firstIngestMs, fact.ingestMs);
-  }
+  const { evidence, firstSeenMs, firstIngestMs } = citedEvidence(d.evidence, now);
   const f: Finding = {
     id,
     kind: d.kind,
@@ -36,13 +24,13 @@ export function findingFromDraft(
     sessionKey: s.key,
     summary: d.summary,
     evidence,
-    firstSeenMs: Number.isFinite(firstSeenMs) ? firstSeenMs : now,
+    firstSeenMs,
     detectedAtMs,
   };
   if (d.incarnation !== undefined) f.incarnation = d.incarnation;
   if (d.newIncarnation !== undefined) f.newIncarnation = d.newIncarnation;
   if (d.progressToken !== undefined) f.progressToken = d.progressToken;
   if (d.requestId !== undefined) f.requestId = d.requestId;
-  const lagMs = Math.max(0, f.detectedAtMs - (Number.isFinite(firstIngestMs) ? firstIngestMs : now));
+  const lagMs = Math.max(0, f.detectedAtMs - firstIngestMs);
   return { finding: f, lagMs };
 }

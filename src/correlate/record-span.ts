@@ -1,5 +1,6 @@
 import type { AttrValue, Side, SpanRecord } from '../model/span-record.js';
 import {
+  ATTR_OBSERVER,
   ATTR_CLIENT_DELIVERY,
   ATTR_CLIENT_SEEN_BEFORE,
   ATTR_GEN_AI_TOOL_NAME,
@@ -104,8 +105,13 @@ export function recordSpan(
   res.eventsDropped = 0;
   res.settledRequestId = undefined;
   const inc = str(a, ATTR_SESSION_INCARNATION);
-  if (side === 'server') s.serverService ??= span.service;
-  else s.clientService ??= span.service;
+  if (side === 'server') {
+    // The proxy's lane: while every server span of the session names the same observer.
+    const obs = a[ATTR_OBSERVER];
+    if (s.serverService === undefined) s.serverObserver = typeof obs === 'string' && obs !== '' ? obs.slice(0, 64) : undefined;
+    else if (s.serverObserver !== undefined && s.serverObserver !== obs) s.serverObserver = undefined;
+    s.serverService ??= span.service;
+  } else s.clientService ??= span.service;
   const name = span.name;
 
   if (name === SPAN_SSE_EVENT) {

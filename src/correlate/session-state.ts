@@ -108,6 +108,8 @@ export interface SessionState {
   /** Keyless spans (stateless server): never a fork. */
   stateless: boolean;
   serverService?: string;
+  /** `forkwatch.observer` of every server span so far (a proxy), for the incident view's lane. */
+  serverObserver?: string;
   clientService?: string;
   lastActivityMs: number;
   /** Detector clock of the first evidence not yet decided on. */

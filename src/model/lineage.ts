@@ -8,6 +8,8 @@ export interface SpanRef {
   side: Side;
   /** Span start, epoch ms, emitter's clock. */
   timeMs: number;
+  /** `forkwatch.observer` of the session's server spans (`proxy`: seen on the wire), when one. */
+  observer?: string;
 }
 
 export interface LineageIncarnation {

@@ -34,6 +34,8 @@ export interface ProxyContext {
   stats: ProxyStats;
   requests: PendingRequests;
   history: EventHistory;
+  /** Stateless exchanges so far: the scope of their requests' ids. */
+  exchanges: number;
 }
 
 /** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
@@ -89,9 +91,13 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   let copy: Buffer[] | undefined = method === 'POST' ? [] : undefined;
   let copied = 0;
   let infos: JsonRpcInfo[] | undefined;
+  let bodyText: string | undefined;
   const requestKeys: string[] = [];
   const bodyInfos = (): JsonRpcInfo[] => {
-    if (infos === undefined) infos = copy === undefined ? [] : describeText(Buffer.concat(copy).toString('utf8'), opts.maxParseBytes);
+    if (infos === undefined) {
+      bodyText = copy === undefined ? undefined : Buffer.concat(copy).toString('utf8');
+      infos = bodyText === undefined ? [] : describeText(bodyText, opts.maxParseBytes);
+    }
     copy = undefined;
     return infos;
   };
@@ -134,7 +140,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     done = true;
     clearTimeout(headersTimer);
     relay?.dispose();
-    if (broken) for (const k of requestKeys) ctx.requests.broke(k);
+    for (const k of requestKeys) ctx.requests.ended(k, broken);
     const s = session;
     // A resume stream that closed without an event: its answer stands as given.
     if (s?.pendingResume !== undefined && s.pendingResume === myResume) settleResume(ctx, s, undefined);
@@ -216,10 +222,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     stats.sessionsForgotten = table.forgotten;
 
     // ---- requests the body carried ----
+    // Stateless (no session id either way): answered on this exchange or never; scoped to it.
+    const scope = sid === undefined && method === 'POST' ? String(++ctx.exchanges) : undefined;
     if (ok) {
       for (const info of bodyInfos()) {
         if (info.kind !== 'request') continue;
-        const k = ctx.requests.add(s, sid, info, pv, arrivedAt);
+        const k = ctx.requests.add(s, sid, info, pv, arrivedAt, scope !== undefined ? bodyText : undefined, scope);
         if (k !== undefined) requestKeys.push(k);
       }
     }
@@ -238,7 +246,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     }
 
     const answer = (info: JsonRpcInfo): void => {
-      if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id);
+      if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id, scope);
     };
     const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
     // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.

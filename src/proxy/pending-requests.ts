@@ -1,5 +1,6 @@
 import { DeferredRequests, epochNow, type JsonRpcInfo } from './building-blocks.js';
 import type { ProxySession } from './session-table.js';
+import { BrokenCalls, callShape, statelessDetails, type StatelessDetails } from './stateless-calls.js';
 import type { WireSpans } from './wire-spans.js';
 
 /** A JSON-RPC request the proxy forwarded and has not seen answered. */
@@ -10,16 +11,28 @@ interface HeldRequest {
   sessionId: string | undefined;
   info: JsonRpcInfo;
   protocolVersion: string | undefined;
+  /** Stateless (no session id either way): the POST body, parsed only if a span goes out. */
+  body: string | undefined;
+  details: StatelessDetails | undefined;
+  /** Its `request.received` went out. */
+  out: boolean;
 }
 
 /**
  * Requests in flight, by session id and JSON-RPC id, bounded by `max`. As in-process server
  * instrumentation: one answered within `delayMs` costs no span; one still waiting then, or whose
  * answer stream broke first, emits `forkwatch.request.received` stamped with its arrival time.
+ *
+ * Stateless requests (no session id either way) stay tracked until their exchange ends: one whose
+ * stream ended without its answer also emits `forkwatch.request.handled` with `stream_closed=true`
+ * (the proxy's evidence that it broke: the detector then finds the orphan from the proxy's spans
+ * alone), and a re-issue of it (same method, tool and argument digest within `reissueWindowMs`)
+ * emits its `request.received` at once, so that a re-issue answered in time still shows.
  */
 export class PendingRequests {
   private readonly byKey = new Map<string, HeldRequest>();
   private readonly deferred: DeferredRequests<HeldRequest>;
+  private readonly brokenCalls: BrokenCalls;
 
   constructor(
     private readonly spans: WireSpans,
@@ -27,29 +40,59 @@ export class PendingRequests {
     private readonly max: number,
     /** A request's span went out late or on a broken stream: a moment for its session. */
     private readonly onMoment: (session: ProxySession) => void,
+    reissueWindowMs: number,
   ) {
     this.deferred = new DeferredRequests<HeldRequest>(delayMs, (h) => {
-      this.byKey.delete(h.key);
-      this.emit(h);
+      // A stateless request stays until its exchange ends: its stream may still break.
+      if (h.body === undefined) this.byKey.delete(h.key);
+      this.received(h);
       if (h.session !== undefined) this.onMoment(h.session);
     });
+    this.brokenCalls = new BrokenCalls(reissueWindowMs, max);
   }
 
   get size(): number {
     return this.byKey.size;
   }
 
-  private emit(h: HeldRequest): void {
-    this.spans.received(h.session, h.sessionId, h.info, h.protocolVersion, h.at);
+  private detailsOf(h: HeldRequest): StatelessDetails | undefined {
+    if (h.details === undefined && h.body !== undefined && h.info.id !== undefined) h.details = statelessDetails(h.body, h.info.id);
+    return h.details;
   }
 
-  /** A request forwarded; returns its key (undefined when it was emitted at once). */
-  add(session: ProxySession | undefined, sessionId: string | undefined, info: JsonRpcInfo, protocolVersion: string | undefined, at = epochNow()): string | undefined {
-    const key = `${sessionId ?? ''}\u0000${info.id ?? ''}`;
-    const h: HeldRequest = { key, at, session, sessionId, info, protocolVersion };
-    if (this.delayMs <= 0 || info.id === undefined || info.method === 'initialize' || this.byKey.size >= this.max || this.byKey.has(key)) {
-      this.emit(h);
-      return undefined;
+  private received(h: HeldRequest): void {
+    if (h.out) return;
+    h.out = true;
+    this.spans.received(h.session, h.sessionId, h.info, h.protocolVersion, h.at, this.detailsOf(h));
+  }
+
+  /**
+   * A request forwarded; returns its key (undefined when it was emitted at once and is not tracked).
+   * @param body the POST body text when the request is stateless (no session id presented or answered)
+   * @param scope tells apart requests of the same id in different exchanges (stateless clients all
+   *   count ids from 0); an answer must then name the same scope
+   */
+  add(
+    session: ProxySession | undefined,
+    sessionId: string | undefined,
+    info: JsonRpcInfo,
+    protocolVersion: string | undefined,
+    at = epochNow(),
+    body?: string,
+    scope?: string,
+  ): string | undefined {
+    const key = `${sessionId ?? ''}\u0000${info.id ?? ''}\u0000${scope ?? ''}`;
+    const stateless = body !== undefined && session === undefined && sessionId === undefined && info.id !== undefined;
+    const h: HeldRequest = { key, at, session, sessionId, info, protocolVersion, body: stateless ? body : undefined, details: undefined, out: false };
+    const room = info.id !== undefined && this.byKey.size < this.max && !this.byKey.has(key);
+    // Parsed only while some stateless call is known broken: the common case reads nothing.
+    const d = stateless && this.brokenCalls.size > 0 ? this.detailsOf(h) : undefined;
+    const reissue = d !== undefined && this.brokenCalls.reissues(callShape(info, d.digest), at);
+    if (reissue || this.delayMs <= 0 || info.method === 'initialize' || !room) {
+      this.received(h);
+      if (!stateless || !room) return undefined;
+      this.byKey.set(key, h);
+      return key;
     }
     this.byKey.set(key, h);
     this.deferred.add(h);
@@ -57,21 +100,35 @@ export class PendingRequests {
   }
 
   /** An answer (response or error) to `id` crossed the proxy. */
-  answer(sessionId: string | undefined, id: string): void {
-    const key = `${sessionId ?? ''}\u0000${id}`;
+  answer(sessionId: string | undefined, id: string, scope?: string): void {
+    const key = `${sessionId ?? ''}\u0000${id}\u0000${scope ?? ''}`;
     const h = this.byKey.get(key);
     if (h === undefined) return;
     this.byKey.delete(key);
     this.deferred.delete(h);
   }
 
-  /** The stream that would carry `key`'s answer broke: the request is in danger, out now. */
-  broke(key: string): void {
+  /**
+   * The exchange that carried `key` ended. `broken`: its stream broke before the answer: the
+   * request is in danger, its span out now. A stateless request unanswered at the end of its
+   * exchange has lost its answer either way (there is no resume).
+   */
+  ended(key: string, broken: boolean): void {
     const h = this.byKey.get(key);
     if (h === undefined) return;
+    const stateless = h.body !== undefined;
+    if (!broken && !stateless) return;
     this.byKey.delete(key);
     this.deferred.delete(h);
-    this.emit(h);
+    this.received(h);
+    if (stateless) {
+      const d = this.detailsOf(h);
+      if (d !== undefined) {
+        const now = epochNow();
+        this.spans.handledStreamClosed(h.info, d, now);
+        this.brokenCalls.broke(callShape(h.info, d.digest), now);
+      }
+    }
     if (h.session !== undefined) this.onMoment(h.session);
   }
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { componentLogger, DEFAULT_MAX_BUFFERED_EVENTS, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS } from './building-blocks.js';
 import { EventHistory } from './event-history.js';
 import { handleExchange, type ProxyContext } from './exchange.js';
+import { DEFAULT_PROXY_REISSUE_WINDOW_MS } from './stateless-calls.js';
 import { PendingRequests } from './pending-requests.js';
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './proxy-options.js';
 import { newProxyStats, type ProxyStats } from './proxy-stats.js';
@@ -42,8 +43,9 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     table: new SessionTable(opts.maxSessions, opts.sessionIdleTtlMs, opts.maxTrackedEventIds),
     spans,
     stats,
-    requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions, (session) => history.moment(session, false)),
+    requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions, (session) => history.moment(session, false), DEFAULT_PROXY_REISSUE_WINDOW_MS),
     history,
+    exchanges: 0,
   };
   const server = http.createServer({ keepAlive: true }, (req, res) => {
     try {

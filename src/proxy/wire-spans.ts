@@ -9,6 +9,8 @@ import {
   ATTR_MCP_PROTOCOL_VERSION,
   ATTR_OBSERVER,
   ATTR_PROGRESS_TOKEN,
+  ATTR_REQUEST_ARGS_DIGEST,
+  ATTR_REQUEST_STREAM_CLOSED,
   ATTR_RESUME_LAST_EVENT_FOUND,
   ATTR_RESUME_LAST_EVENT_ID,
   ATTR_RESUME_OUTCOME,
@@ -25,6 +27,7 @@ import {
   ATTR_SSE_REPLAYED,
   ATTR_SSE_STREAM_ID,
   OBSERVER_PROXY,
+  SPAN_REQUEST_HANDLED,
   SPAN_REQUEST_RECEIVED,
   SPAN_RESUME,
   SPAN_SESSION_CREATED,
@@ -36,6 +39,7 @@ import {
   type ResumeOutcome,
 } from './building-blocks.js';
 import type { PendingResume, ProxySession } from './session-table.js';
+import type { StatelessDetails } from './stateless-calls.js';
 
 /** Why the proxy saw a session end: the client's DELETE, or the upstream answering 404 for it. */
 export type ProxyEndReason = 'closed_by_client' | 'not_found_upstream';
@@ -149,7 +153,8 @@ export class WireSpans {
     );
   }
 
-  received(s: ProxySession | undefined, sessionId: string | undefined, info: JsonRpcInfo, protocolVersion: string | undefined, at: number): void {
+  /** `stateless`: the stateless request's argument digest and trace (the client's when it sent one). */
+  received(s: ProxySession | undefined, sessionId: string | undefined, info: JsonRpcInfo, protocolVersion: string | undefined, at: number, stateless?: StatelessDetails): void {
     this.emitter.emit(
       SPAN_REQUEST_RECEIVED,
       sessionId,
@@ -160,9 +165,32 @@ export class WireSpans {
         [ATTR_PROGRESS_TOKEN]: info.progressToken,
         [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
         [ATTR_MCP_PROTOCOL_VERSION]: protocolVersion,
+        [ATTR_REQUEST_ARGS_DIGEST]: stateless?.digest,
       },
-      undefined,
+      stateless?.ctx,
       at,
+    );
+  }
+
+  /**
+   * `forkwatch.request.handled` for a stateless request whose response stream ended before its
+   * answer: `stream_closed=true`. No `handler_outcome`: the wire does not show how the handler
+   * ended. Stamped when the stream broke (the end the re-issue window counts from).
+   */
+  handledStreamClosed(info: JsonRpcInfo, stateless: StatelessDetails, brokeAt: number): void {
+    this.emitter.emit(
+      SPAN_REQUEST_HANDLED,
+      undefined,
+      {
+        [ATTR_OBSERVER]: OBSERVER_PROXY,
+        [ATTR_MCP_METHOD_NAME]: info.method,
+        [ATTR_JSONRPC_REQUEST_ID]: info.id,
+        [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
+        [ATTR_REQUEST_ARGS_DIGEST]: stateless.digest,
+        [ATTR_REQUEST_STREAM_CLOSED]: true,
+      },
+      stateless.ctx,
+      brokeAt,
     );
   }
 }

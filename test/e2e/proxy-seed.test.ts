@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ScenarioResult, SeedScenarioOptions } from '../../src/demo/types.js';
 import type { Finding } from '../../src/model/finding.js';
-import { explain, runThroughProxy, settledFindings, sharedDetector } from './helpers/proxy-scenario.js';
+import { explain, runThroughProxy, settledFindings, sharedDetector, uiLanes } from './helpers/proxy-scenario.js';
 
 const detector = sharedDetector();
 after(() => detector.stop());
@@ -24,6 +24,8 @@ test('naive server behind the proxy, nothing else instrumented: the detector fin
   const f = await settled(service, true);
   const kinds = f.map((x) => x.kind);
   assert.ok(kinds.includes('minted_on_resume'), `${kinds.join(',')}\n${explain(r, proxy)}`);
+  // The incident view draws what the proxy saw in a lane of its own, not as the server's.
+  assert.deepEqual(await uiLanes(await detector.get(), f[0]!.sessionKey), ['proxy']);
 });
 
 test('naive server behind the proxy with an instrumented client: proxy and client spans correlate', { timeout: 60_000 }, async () => {
@@ -35,6 +37,7 @@ test('naive server behind the proxy with an instrumented client: proxy and clien
   assert.ok(kinds.has('minted_on_resume'), `${[...kinds].join(',')}\n${explain(r, proxy)}`);
   assert.ok(kinds.has('dedup_loss'), `the client's dropped result, proved by the proxy's new incarnation: ${[...kinds].join(',')}`);
   assert.ok(kinds.has('orphaned_progress_token'), `${[...kinds].join(',')}`);
+  assert.deepEqual(await uiLanes(await detector.get(), f[0]!.sessionKey), ['client', 'proxy']);
 });
 
 test('healthy resume behind the proxy: no finding', { timeout: 60_000 }, async () => {

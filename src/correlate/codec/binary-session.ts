@@ -9,7 +9,7 @@ import type { CreatedFact, EmittedFinding, EndedFact, EventFact, GuardForkFact, 
 import { newSessionState } from '../session-state.js';
 import { readEvent, writeEvent } from './event-record.js';
 import { hasKeys, readBaseline, readCounts, readRequest, readResume, setOwn, writeBaseline, writeCounts, writeRequest, writeResume } from './fact-records.js';
-import { BINARY_STATE_FORMAT, S_BASELINE, S_CLIENT_SERVICE, S_EMITTED, S_PENDING, S_SERVER_SERVICE, S_STATELESS } from './format.js';
+import { BINARY_STATE_FORMAT, S_BASELINE, S_CLIENT_SERVICE, S_EMITTED, S_PENDING, S_SERVER_OBSERVER, S_SERVER_SERVICE, S_STATELESS } from './format.js';
 import { type Cursor, readFact, writeFact } from './span-fact-record.js';
 
 /**
@@ -23,6 +23,7 @@ export function encodeBinarySession(w: ByteWriter, s: SessionState): Uint8Array 
   if (s.stateless) flags |= S_STATELESS;
   if (s.serverService !== undefined) flags |= S_SERVER_SERVICE;
   if (s.clientService !== undefined) flags |= S_CLIENT_SERVICE;
+  if (s.serverObserver !== undefined) flags |= S_SERVER_OBSERVER;
   if (s.pendingSinceMs !== undefined) flags |= S_PENDING;
   if (s.clientBaseline !== undefined) flags |= S_BASELINE;
   const emitted = hasKeys(s.emitted);
@@ -32,6 +33,7 @@ export function encodeBinarySession(w: ByteWriter, s: SessionState): Uint8Array 
   w.f64(s.lastActivityMs);
   if (s.serverService !== undefined) w.str(s.serverService);
   if (s.clientService !== undefined) w.str(s.clientService);
+  if (s.serverObserver !== undefined) w.str(s.serverObserver);
   if (s.pendingSinceMs !== undefined) w.f64(s.pendingSinceMs);
   if (s.clientBaseline !== undefined) writeBaseline(w, s.clientBaseline);
   const cur: Cursor = { ingestMs: Number.NaN };
@@ -93,6 +95,7 @@ export function decodeBinarySession(bytes: Uint8Array): SessionState {
   const s = newSessionState(key, (flags & S_STATELESS) !== 0, r.f64());
   if (flags & S_SERVER_SERVICE) s.serverService = r.str();
   if (flags & S_CLIENT_SERVICE) s.clientService = r.str();
+  if (flags & S_SERVER_OBSERVER) s.serverObserver = r.str();
   if (flags & S_PENDING) s.pendingSinceMs = r.f64();
   if (flags & S_BASELINE) s.clientBaseline = readBaseline(r);
   const cur: Cursor = { ingestMs: Number.NaN };

@@ -17,6 +17,7 @@ export const S_CLIENT_SERVICE = 4;
 export const S_PENDING = 8;
 export const S_BASELINE = 16;
 export const S_EMITTED = 32;
+export const S_SERVER_OBSERVER = 64;
 
 // Span fact header flags; bits 2..7 belong to the fact kind.
 export const F_CLIENT = 1;

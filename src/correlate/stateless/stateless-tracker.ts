@@ -1,4 +1,4 @@
-import type { Evidence, Finding } from '../../model/finding.js';
+import type { Finding } from '../../model/finding.js';
 import type { AttrValue, SpanRecord } from '../../model/span-record.js';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -18,6 +18,7 @@ import { duplicateExecution } from '../analyze/duplicate-execution.js';
 import { orphanedRequest } from '../analyze/orphaned-request.js';
 import type { AnomalyDraft } from '../analyze/stateless-shared.js';
 import { workAfterCancel } from '../analyze/work-after-cancel.js';
+import { citedEvidence } from '../cited-evidence.js';
 import { findingId } from '../finding-id.js';
 import type { Side } from '../../model/span-record.js';
 import { type StatelessCall, callShape } from './stateless-call.js';
@@ -131,20 +132,7 @@ export class StatelessTracker {
     if (d === undefined || d.call.reported.has(d.kind)) return;
     d.call.reported.add(d.kind);
     const key = `${STATELESS_FINDING_KEY_PREFIX}${d.call.traceId}`;
-    const evidence: Evidence[] = d.evidence.map(({ fact, shows }) => ({
-      traceId: fact.traceId,
-      spanId: fact.spanId,
-      side: fact.side,
-      timeMs: fact.timeMs,
-      spanName: fact.name,
-      shows,
-    }));
-    let firstSeenMs = Infinity;
-    let firstIngestMs = Infinity;
-    for (const { fact } of d.evidence) {
-      firstSeenMs = Math.min(firstSeenMs, fact.timeMs);
-      firstIngestMs = Math.min(firstIngestMs, fact.ingestMs);
-    }
+    const { evidence, firstSeenMs, firstIngestMs } = citedEvidence(d.evidence, now);
     const f: Finding = {
       id: findingId(d.kind, key, d.identity),
       kind: d.kind,
@@ -153,10 +141,10 @@ export class StatelessTracker {
       requestId: d.call.requestId,
       summary: d.summary,
       evidence,
-      firstSeenMs: Number.isFinite(firstSeenMs) ? firstSeenMs : now,
+      firstSeenMs,
       detectedAtMs: now,
     };
-    this.report(f, Math.max(0, now - (Number.isFinite(firstIngestMs) ? firstIngestMs : now)));
+    this.report(f, Math.max(0, now - firstIngestMs));
   }
 
   private forget(c: StatelessCall): void {

@@ -155,12 +155,15 @@ export function buildTimelineModel(lineage: SessionLineage, findings: readonly F
   }
 
   const marks: FindingMark[] = [];
+  // Evidence names a side only: where the lineage's server side was seen by an observer (a
+  // proxy), its server evidence goes in that observer's lane too.
+  const observer = serverObserverOf(lineage);
   for (const f of findings) {
     const ev = [...f.evidence].filter((e) => FINITE(e.timeMs)).sort((a, b) => a.timeMs - b.timeMs);
     // The last evidence is where the fork became visible (the mint, the regressed event, the drop).
     const at = ev[ev.length - 1];
     if (at === undefined) continue;
-    marks.push({ lane: seen(at)!, timeMs: at.timeMs, finding: f });
+    marks.push({ lane: seen(observer !== undefined && at.side === 'server' ? { ...at, observer } : at)!, timeMs: at.timeMs, finding: f });
   }
 
   const bands = buildBands(lineage, events, incIndex, seen);
@@ -215,4 +218,11 @@ function buildBands(
   }
   for (const e of events) if (e.event.incarnation !== undefined) extend(e.lane, e.event.incarnation, e.event.timeMs, false);
   return [...bands.values()].sort((a, b) => a.fromMs - b.fromMs);
+}
+
+/** The observer the lineage's server refs name (a proxy), when they name one. */
+function serverObserverOf(l: SessionLineage): string | undefined {
+  const refs: Array<SpanRef | undefined> = [...l.events, ...l.resumes, ...l.incarnations.map((i) => i.created)];
+  for (const r of refs) if (r?.side === 'server' && typeof r.observer === 'string' && r.observer !== '') return r.observer;
+  return undefined;
 }

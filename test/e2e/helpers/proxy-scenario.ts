@@ -26,7 +26,7 @@ export function sharedDetector(): { get(): Promise<DetectorProcess>; stop(): Pro
 export async function runThroughProxy(
   d: DetectorProcess,
   service: string,
-  opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'startServer' | 'scale' | 'tool' | 'partitionAfterEvents' | 'requestTimeoutMs'>,
+  opts: Pick<SeedScenarioOptions, 'server' | 'client' | 'healthy' | 'startServer' | 'scale' | 'tool' | 'partitionAfterEvents' | 'requestTimeoutMs' | 'sdk' | 'maxRunMs'>,
   proxyArgs: string[],
   instrumentClient: boolean,
 ): Promise<{ r: ScenarioResult; proxy: string }> {
@@ -41,6 +41,9 @@ export async function runThroughProxy(
     const r = await runSeedScenario({
       scale: 2,
       requestTimeoutMs: 3000,
+      // The run's bound counts the server's start: an external one (a Python venv, an npm
+      // package) took 13 s to start on a loaded machine and left the scenario no time.
+      ...(opts.startServer !== undefined ? { maxRunMs: 45_000 } : {}),
       ...opts,
       salt: PROXY_E2E_SALT,
       tracerProviders: client ? { client } : {},
@@ -77,4 +80,12 @@ export async function settledFindings(d: DetectorProcess, service: string, expec
 
 export function explain(r: ScenarioResult, proxy: string): string {
   return `${r.steps.map((s) => `${s.atMs} ${s.what}`).join('\n')}\n--- proxy ---\n${proxy}`;
+}
+
+/** The lane names the incident view draws for a session (`/ui/sessions/:key`, the live lineage). */
+export async function uiLanes(d: DetectorProcess, sessionKey: string): Promise<string[]> {
+  const res = await fetch(`${d.httpUrl}/ui/sessions/${encodeURIComponent(sessionKey)}`);
+  assert.equal(res.status, 200);
+  const html = await res.text();
+  return [...html.matchAll(/<title>lane: ([^<]*)<\/title>/g)].map((m) => m[1]!);
 }

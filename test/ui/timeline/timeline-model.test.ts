@@ -33,6 +33,16 @@ test('lanes: client, proxy, server, then any other side or observer in a lane of
   assert.equal(m.events.filter((e) => e.lane === 'proxy').length, 1);
 });
 
+test('a session seen through a proxy: server evidence (which names only its side) is marked in the proxy lane', () => {
+  const l = lineage({ events: [ev(1, 'client', 0, 'e1', 1), { ...ev(2, 'server', 1, 'e1', 1), observer: 'proxy' } as LineageEvent] });
+  const f = { id: 'f1', kind: 'minted_on_resume', evidence: [{ ...ref(2, 'server', T0 + 1), spanName: 'forkwatch.sse.event', shows: 'x' }] } as unknown as Finding;
+  const m = buildTimelineModel(l, [f]);
+  assert.deepEqual(m.lanes.map((x) => x.key), ['client', 'proxy']);
+  assert.deepEqual(m.marks.map((x) => x.lane), ['proxy']);
+  // Without an observer in the lineage, server evidence stays in the server lane.
+  assert.deepEqual(buildTimelineModel(lineage({ events: [ev(2, 'server', 1, 'e1', 1)] }), [f]).marks.map((x) => x.lane), ['server']);
+});
+
 test('the seed fork: the minted band, the regressed and dropped events, the gap before the resume, the orphaned call', () => {
   const l = lineage({
     incarnations: [

@@ -131,7 +131,8 @@ export class ClientGuard {
     const original = client.request;
     client.request = function (this: unknown, ...args: unknown[]) {
       if (ch.forked) return Promise.reject(ch.forked);
-      return (original.apply(this, args) as Promise<unknown>).catch((err: unknown) => {
+      // Promise.resolve: a request() that returned no promise must not make `.catch` throw here.
+      return Promise.resolve(original.apply(this, args)).catch((err: unknown) => {
         throw ch.forked && !isSessionForkError(err) ? ch.forked : err;
       });
     } as AttachableClient['request'];
@@ -229,9 +230,15 @@ export class ClientGuard {
         text: (t) => {
           if (text.length + t.length <= DEFAULT_MAX_PARSE_CHARS) text += t;
         },
+        // observeBody swallows what its observer throws: a fork found here must be raised by
+        // hand (the transport closed, the pending initialize rejected), or it would go unseen.
         end: () => {
-          const parsed: unknown = JSON.parse(text);
-          for (const m of Array.isArray(parsed) ? parsed : [parsed]) session.checkIncarnation(inspectMessage(m).incarnation);
+          try {
+            const parsed: unknown = JSON.parse(text);
+            for (const m of Array.isArray(parsed) ? parsed : [parsed]) session.checkIncarnation(inspectMessage(m).incarnation);
+          } catch (err) {
+            if (isSessionForkError(err)) this.fork(ch, err, ctx, true);
+          }
         },
       });
       return withBody(res, body);
@@ -256,62 +263,111 @@ export class ClientGuard {
     const guard = this;
     return body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
+        // Nothing may leave transform or flush: the SDK reads this stream in a loop of its own,
+        // and an error here would surface in the host as the stream's failure, not as the
+        // guard's documented rejection of the pending call.
         transform(chunk, controller) {
-          if (ch.forked) return;
-          let pieces;
           try {
-            pieces = splitter.push(decoder.decode(chunk, { stream: true }));
+            guard.filterChunk(ch, session, streamId, ctx, splitter, parser, decoder.decode(chunk, { stream: true }), controller, encoder);
           } catch (err) {
             guard.hookFailures++;
-            controller.enqueue(chunk);
-            return;
+            guard.log.debug('guard stream hook failed', err);
+            safeEnqueue(controller, chunk);
           }
-          let out = '';
-          for (const piece of pieces) {
-            if (!piece.complete) {
-              out += piece.text;
-              continue;
-            }
-            try {
-              const ev = parser.push(piece.text)[0];
-              if (ev?.id !== undefined) {
-                const info = inspectData(ev.data, DEFAULT_MAX_PARSE_CHARS);
-                if (info.incarnation) session.checkIncarnation(info.incarnation, ev.id);
-                if (!session.acceptEvent(ev.id, streamId, payloadDigest(ev.data))) continue;
-                ch.streamIndex.set(ev.id, streamId);
-                ch.lastEventId = ev.id;
-              }
-              out += piece.text;
-            } catch (err) {
-              if (!isSessionForkError(err)) {
-                guard.hookFailures++;
-                out += piece.text;
-                continue;
-              }
-              if (out) controller.enqueue(encoder.encode(out));
-              guard.fork(ch, err, ctx, false);
-              try {
-                controller.terminate();
-              } catch {
-                // already closed by the transport's abort
-              }
-              return;
-            }
-          }
-          if (out) controller.enqueue(encoder.encode(out));
         },
         flush(controller) {
           if (ch.forked) return;
-          const rest = splitter.rest() + decoder.decode();
-          if (rest) controller.enqueue(encoder.encode(rest));
+          try {
+            const rest = splitter.rest() + decoder.decode();
+            if (rest) controller.enqueue(encoder.encode(rest));
+          } catch (err) {
+            guard.hookFailures++;
+            guard.log.debug('guard stream flush failed', err);
+          }
         },
       }),
     );
   }
 
+  /** One chunk of an SSE body: complete event blocks checked, duplicates dropped, a fork ends the stream. */
+  private filterChunk(
+    ch: GuardChannel,
+    session: ForkGuard,
+    streamId: string,
+    ctx: Context,
+    splitter: SseBlockSplitter,
+    parser: SseParser,
+    text: string,
+    controller: TransformStreamDefaultController<Uint8Array>,
+    encoder: InstanceType<typeof TextEncoder>,
+  ): void {
+    if (ch.forked) return;
+    const pieces = splitter.push(text);
+    let out = '';
+    for (const piece of pieces) {
+      if (!piece.complete) {
+        out += piece.text;
+        continue;
+      }
+      try {
+        const ev = parser.push(piece.text)[0];
+        if (ev?.id !== undefined) {
+          const info = inspectData(ev.data, DEFAULT_MAX_PARSE_CHARS);
+          if (info.incarnation) session.checkIncarnation(info.incarnation, ev.id);
+          if (!session.acceptEvent(ev.id, streamId, payloadDigest(ev.data))) continue;
+          ch.streamIndex.set(ev.id, streamId);
+          ch.lastEventId = ev.id;
+        }
+        out += piece.text;
+      } catch (err) {
+        if (!isSessionForkError(err)) {
+          this.hookFailures++;
+          out += piece.text;
+          continue;
+        }
+        // What came before the fork is the old life's: the SDK gets it, then the stream ends.
+        if (out) safeEnqueue(controller, encoder.encode(out));
+        this.fork(ch, err, ctx, false);
+        try {
+          controller.terminate();
+        } catch {
+          // already closed by the transport's abort
+        }
+        return;
+      }
+    }
+    if (out) safeEnqueue(controller, encoder.encode(out));
+  }
+
+  /**
+   * Records a fork and closes the connection. Never throws: it runs inside stream callbacks and
+   * timers where anything thrown would reach the host as an uncaught exception.
+   */
   private fork(ch: GuardChannel, err: SessionForkError, ctx: Context, deferClose: boolean): void {
     if (ch.forked) return;
     ch.forked = err;
+    try {
+      this.announce(ch, err, ctx);
+    } catch (e) {
+      this.hookFailures++;
+      this.log.debug('fork report failed', e);
+    }
+    const transport = ch.transport;
+    if (!transport) return;
+    const close = (): void => {
+      try {
+        // A host transport may close synchronously, or throw instead of rejecting.
+        Promise.resolve(transport.close()).catch((e: unknown) => this.log.debug('transport close failed', e));
+      } catch (e) {
+        this.log.debug('transport close failed', e);
+      }
+    };
+    if (deferClose) setImmediate(close);
+    else close();
+  }
+
+  /** The span and the listeners of a fork. */
+  private announce(ch: GuardChannel, err: SessionForkError, ctx: Context): void {
     markFork(ch.transport, err);
     markFork(ch.client, err);
     const sessionId = ch.session?.sessionId;
@@ -333,17 +389,19 @@ export class ClientGuard {
         this.log.debug('fork listener failed', e);
       }
     }
-    const transport = ch.transport;
-    if (!transport) return;
-    const close = (): void => {
-      transport.close().catch((e: unknown) => this.log.debug('transport close failed', e));
-    };
-    if (deferClose) setImmediate(close);
-    else close();
   }
 }
 
 /** Creates a client guard; see {@link ClientGuardOptions} for defaults. */
+/** Enqueues unless the reader is gone (the SDK cancelled or the transport aborted the stream). */
+function safeEnqueue(controller: TransformStreamDefaultController<Uint8Array>, bytes: Uint8Array): void {
+  try {
+    controller.enqueue(bytes);
+  } catch {
+    // nobody reads any more: nothing to deliver
+  }
+}
+
 export function createClientGuard(options: ClientGuardOptions = {}): ClientGuard {
   return new ClientGuard(options);
 }
