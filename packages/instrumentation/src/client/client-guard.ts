@@ -24,6 +24,7 @@ import { isSessionForkError, SessionForkError } from './session-fork-error.js';
 import { SseBlockSplitter } from './sse-block-splitter.js';
 import type { ClientGuardOptions, FetchLike, ForkListener } from './types.js';
 import type { AttachableClient } from './types.js';
+import { safeEnqueue } from './safe-enqueue.js';
 
 /** Structural view of the SDK transport the guard closes on a fork. */
 export interface GuardableTransport {
@@ -393,15 +394,6 @@ export class ClientGuard {
 }
 
 /** Creates a client guard; see {@link ClientGuardOptions} for defaults. */
-/** Enqueues unless the reader is gone (the SDK cancelled or the transport aborted the stream). */
-function safeEnqueue(controller: TransformStreamDefaultController<Uint8Array>, bytes: Uint8Array): void {
-  try {
-    controller.enqueue(bytes);
-  } catch {
-    // nobody reads any more: nothing to deliver
-  }
-}
-
 export function createClientGuard(options: ClientGuardOptions = {}): ClientGuard {
   return new ClientGuard(options);
 }

@@ -3,28 +3,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createClientGuard, type ClientGuard } from './client-guard.js';
-import { createForkReconnector } from './fork-reconnector.js';
+import { createForkReconnector, guardedClient, type GuardedClientOf } from './fork-reconnector.js';
 import type { ConnectGuardedOptions, FetchLike } from './types.js';
 
 /** A client that re-initializes when its guard reports a fork. */
-export interface GuardedClient {
-  /** The current SDK Client (replaced by every reconnect). */
-  readonly client: Client;
-  /** The guard in use (its `onFork` listeners survive reconnects). */
-  readonly guard: ClientGuard;
-  /** Session id of the current connection. */
-  readonly sessionId: string | undefined;
-  /** Incarnation the guard holds for the current session, when the server sent one. */
-  readonly incarnation: string | undefined;
-  /**
-   * `client.callTool`; on a SessionForkError of any kind, reconnects (fresh transport and
-   * `initialize`) and retries the call once. Other errors propagate unchanged.
-   */
-  callTool(params: CallToolRequest['params'], options?: RequestOptions): ReturnType<Client['callTool']>;
-  /** Drops the current connection and initializes a new session. */
-  reconnect(): Promise<void>;
-  close(): Promise<void>;
-}
+export interface GuardedClient extends GuardedClientOf<Client, CallToolRequest['params'], RequestOptions, Awaited<ReturnType<Client['callTool']>>> {}
 
 /**
  * Connects an SDK Client through a {@link ClientGuard} (and, when given, an instrumentation under
@@ -48,22 +31,7 @@ export async function connectGuarded(options: ConnectGuardedOptions): Promise<Gu
     return { client, transport };
   }, (client) => client.close());
 
-  return {
-    get client() {
-      return conn.current.client;
-    },
-    guard,
-    get sessionId() {
-      return conn.current.transport.sessionId;
-    },
-    get incarnation() {
-      return guard.incarnationOf(conn.current.transport);
-    },
-    callTool(params, requestOptions) {
-      const opts: RequestOptions | undefined = timeout !== undefined ? { timeout, ...requestOptions } : requestOptions;
-      return conn.retryOnFork((client) => client.callTool(params, undefined, opts));
-    },
-    reconnect: () => conn.reconnect(),
-    close: () => conn.close(),
-  };
+  return guardedClient(conn, guard, (client, params: CallToolRequest['params'], requestOptions: RequestOptions | undefined) =>
+    client.callTool(params, undefined, timeout !== undefined ? { timeout, ...requestOptions } : requestOptions),
+  );
 }

@@ -1,3 +1,4 @@
+import type { ClientGuard } from './client-guard.js';
 import { isSessionForkError } from './session-fork-error.js';
 
 /** One open connection: an SDK Client and its transport, of whichever SDK major. */
@@ -73,5 +74,48 @@ export async function createForkReconnector<C, T>(
     },
     reconnect: () => reconnectAfter(generation),
     close: drop,
+  };
+}
+
+/** What `connectGuarded` returns, for either SDK major: `C` its Client, `P`/`O`/`R` callTool's params, options and resolved result. */
+export interface GuardedClientOf<C, P, O, R> {
+  /** The current SDK Client (replaced by every reconnect). */
+  readonly client: C;
+  /** The guard in use (its `onFork` listeners survive reconnects). */
+  readonly guard: ClientGuard;
+  /** Session id of the current connection. */
+  readonly sessionId: string | undefined;
+  /** Incarnation the guard holds for the current session, when the server sent one. */
+  readonly incarnation: string | undefined;
+  /**
+   * `client.callTool`; on a SessionForkError of any kind, reconnects (fresh transport and
+   * `initialize`) and retries the call once. Other errors propagate unchanged.
+   */
+  callTool(params: P, options?: O): Promise<R>;
+  /** Drops the current connection and initializes a new session. */
+  reconnect(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The guarded client over a reconnector; `callTool` says how this SDK major calls a tool. */
+export function guardedClient<C, T extends { sessionId?: string | undefined }, P, O, R>(
+  conn: ForkReconnector<C, T>,
+  guard: ClientGuard,
+  callTool: (client: C, params: P, options: O | undefined) => Promise<R>,
+): GuardedClientOf<C, P, O, R> {
+  return {
+    get client() {
+      return conn.current.client;
+    },
+    guard,
+    get sessionId() {
+      return conn.current.transport.sessionId;
+    },
+    get incarnation() {
+      return guard.incarnationOf(conn.current.transport);
+    },
+    callTool: (params, options) => conn.retryOnFork((client) => callTool(client, params, options)),
+    reconnect: () => conn.reconnect(),
+    close: () => conn.close(),
   };
 }

@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { ClientGuard } from '../client-guard.js';
 import { createClientGuard } from '../client-guard.js';
 import type { ClientInstrumentation } from '../client-instrumentation.js';
-import { createForkReconnector } from '../fork-reconnector.js';
+import { createForkReconnector, guardedClient, type GuardedClientOf } from '../fork-reconnector.js';
 import type { ClientGuardOptions, FetchLike } from '../types.js';
 
 type CallToolParams = Parameters<Client['callTool']>[0];
@@ -27,17 +27,7 @@ export interface ConnectGuardedV2Options {
 }
 
 /** A 2.x client that re-initializes when its guard reports a fork (or a 404 the SDK would ignore). */
-export interface GuardedClientV2 {
-  /** The current SDK Client (replaced by every reconnect). */
-  readonly client: Client;
-  readonly guard: ClientGuard;
-  readonly sessionId: string | undefined;
-  readonly incarnation: string | undefined;
-  /** `client.callTool`; on a SessionForkError, reconnects (fresh transport, `initialize`) and retries once. */
-  callTool(params: CallToolParams, options?: CallToolOptions): ReturnType<Client['callTool']>;
-  reconnect(): Promise<void>;
-  close(): Promise<void>;
-}
+export interface GuardedClientV2 extends GuardedClientOf<Client, CallToolParams, CallToolOptions, Awaited<ReturnType<Client['callTool']>>> {}
 
 /**
  * Connects an SDK 2.x Client (2025 `initialize` handshake, the default `versionNegotiation`)
@@ -62,22 +52,7 @@ export async function connectGuarded(options: ConnectGuardedV2Options): Promise<
     return { client, transport };
   }, (client) => client.close());
 
-  return {
-    get client() {
-      return conn.current.client;
-    },
-    guard,
-    get sessionId() {
-      return conn.current.transport.sessionId;
-    },
-    get incarnation() {
-      return guard.incarnationOf(conn.current.transport as never);
-    },
-    callTool(params, callOptions) {
-      const opts = (timeout !== undefined ? { timeout, ...callOptions } : callOptions) as CallToolOptions;
-      return conn.retryOnFork((client) => client.callTool(params, opts));
-    },
-    reconnect: () => conn.reconnect(),
-    close: () => conn.close(),
-  };
+  return guardedClient(conn, guard, (client, params: CallToolParams, callOptions: CallToolOptions | undefined) =>
+    client.callTool(params, (timeout !== undefined ? { timeout, ...callOptions } : callOptions) as CallToolOptions),
+  );
 }
