@@ -107,8 +107,9 @@ export function recordSpan(
   const inc = str(a, ATTR_SESSION_INCARNATION);
   if (side === 'server') {
     // The proxy's lane: while every server span of the session names the same observer.
-    const obs = a[ATTR_OBSERVER];
-    if (s.serverService === undefined) s.serverObserver = typeof obs === 'string' && obs !== '' ? obs.slice(0, 64) : undefined;
+    const raw = a[ATTR_OBSERVER];
+    const obs = typeof raw === 'string' && raw !== '' ? raw.slice(0, 64) : undefined;
+    if (s.serverService === undefined) s.serverObserver = obs;
     else if (s.serverObserver !== undefined && s.serverObserver !== obs) s.serverObserver = undefined;
     s.serverService ??= span.service;
   } else s.clientService ??= span.service;

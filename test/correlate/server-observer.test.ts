@@ -57,3 +57,10 @@ test('the observer survives both state codecs (a restart keeps the lane)', () =>
   assert.equal((deserializeSession(serializeSession(s)) as SessionState).serverObserver, 'proxy');
 });
 
+
+test('an observer name past 64 characters is kept cut to 64 on every span, not dropped by the second', () => {
+  const long = `proxy-${'x'.repeat(100)}`;
+  const h = harness();
+  h.ingest([created(long), event('server', 'e1', long)]);
+  assert.deepEqual(h.engine.lineage(KEY)!.events.map((e) => e.observer), [long.slice(0, 64)]);
+});
