@@ -8,6 +8,7 @@ import { benchIngest } from './ingest.js';
 import { benchInstructionCount, instructionRunLengths } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
+import { benchStateWrite } from './state-write.js';
 import { benchProxy } from './proxy.js';
 import { benchProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
@@ -122,6 +123,19 @@ async function main(): Promise<void> {
     console.log(`  OTLP slowest    ${Object.entries(r.slowestBy).map(([k, v]) => `${k}: ${ms(v)}`).join(', ')}`);
     console.log(`  OTLP answers    slowest ${ms(r.otlpSlowestMs)}; ${r.otlpOverBound} over sinkTimeoutMs + 1 s or unanswered   (goal: 0)`);
     console.log(`  recovery        ${r.recoveryMs === undefined ? 'not within 30 s' : ms(r.recoveryMs)} from the end of load to a 200 on a small batch with /readyz ready`);
+  }
+
+  if (want('statewrite')) {
+    console.log('\n# Session-state write per commit, by session length: 64 sessions x 4 spans each between commits, real SQLite file (WAL);');
+    console.log('# whole = every touched session rewritten whole (before schema 3), delta = a delta appended to its log (whole now and then); same rounds, alternating');
+    const rows = benchStateWrite();
+    for (const r of rows) {
+      const whole = rows.find((x) => x.length === r.length && x.mode === 'whole');
+      const vs = r.mode === 'delta' && whole ? `   (${((r.encodeUsPerSpan + r.commitUsPerSpan) / (whole.encodeUsPerSpan + whole.commitUsPerSpan)).toFixed(2)}x whole)` : '';
+      console.log(
+        `  ${String(r.length).padStart(5)} spans/session ${r.mode.padEnd(5)} encode ${r.encodeUsPerSpan.toFixed(2).padStart(6)} µs/span, SQLite ${r.commitUsPerSpan.toFixed(2).padStart(6)} µs/span, ${fmt(r.bytesPerSpan).padStart(6)} B/span written${vs}`,
+      );
+    }
   }
 
   if (want('engine')) {

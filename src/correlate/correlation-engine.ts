@@ -10,7 +10,9 @@ import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, recordSpan } from './record-span.js';
 import type { CompactSession, SessionState } from './session-state.js';
 import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
-import { encodeBinarySession } from './codec/binary-session.js';
+import { decodeBinarySession } from './codec/binary-session.js';
+import { BINARY_STATE_FORMAT } from './codec/format.js';
+import { StateJournal, replayLog } from './codec/state-journal.js';
 import { deserializeSession, serializeSession } from './codec/json-session.js';
 import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
@@ -40,6 +42,8 @@ export class CorrelationEngine {
   private eventCount = 0;
   private pendingRequestCount = 0;
   private readonly scratch = newRecordResult();
+  /** What each session's next save is written against (delta or whole). */
+  private readonly journal = new StateJournal();
   // The session of the previous span of the batch being ingested: a batch holds runs of spans of
   // one session (each exporter batches its own spans), and a run then costs no Map lookups.
   // Valid within one ingest() call; forget() clears it, so it never holds a dropped session.
@@ -173,13 +177,15 @@ export class CorrelationEngine {
   }
 
   /**
-   * The saved form of every session changed since the last call: binary (format 3) for a full
-   * session, JSON for a compacted one; `state: null` when it was deleted. The binary states of
-   * one call share one buffer. At most `max` sessions (default all); the rest stay dirty for
-   * the next call, so a large backlog can be saved in slices.
+   * The saved form of every session changed since the last call: for a full session, a delta to
+   * append to its log (`log`) or its whole state (`state`, binary format 3, replacing the log: see
+   * StateJournal); a compacted one's whole state as JSON; `state: null` when it was deleted.
+   * The binary forms of one call share one buffer. At most `max` sessions (default all); the
+   * rest stay dirty for the next call, so a large backlog can be saved in slices. The deltas of
+   * a call must be stored (or merged in order with the next call's) for later ones to apply.
    */
-  takeDirty(max = Infinity): Array<{ key: string; state: string | Uint8Array | null }> {
-    const out: Array<{ key: string; state: string | Uint8Array | null }> = [];
+  takeDirty(max = Infinity): Array<{ key: string; state?: string | Uint8Array | null; log?: Uint8Array[] }> {
+    const out: Array<{ key: string; state?: string | Uint8Array | null; log?: Uint8Array[] }> = [];
     if (this.dirty.size === 0) return out;
     // Sized for a typical session: one buffer per call, grown rarely.
     const w = new ByteWriter(Math.min(this.dirty.size, max, 4096) * 2048);
@@ -188,7 +194,8 @@ export class CorrelationEngine {
       this.dirty.delete(key);
       const f = this.full.get(key);
       if (f !== undefined) {
-        out.push({ key, state: encodeBinarySession(w, f) });
+        const saved = this.journal.write(w, f);
+        out.push(saved.log === undefined ? { key, state: saved.state } : { key, log: [saved.log] });
         continue;
       }
       const c = this.compacted.get(key);
@@ -203,14 +210,18 @@ export class CorrelationEngine {
   }
 
   /**
-   * Reinstates a session saved by {@link takeDirty} (after a restart). A decision that was pending
-   * stays pending and is made by the next tick whose window has elapsed.
-   * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` is not a saved session.
+   * Reinstates a session saved by {@link takeDirty} (after a restart): its whole state and the
+   * deltas appended to its log since, in order. A decision that was pending stays pending and is
+   * made by the next tick whose window has elapsed.
+   * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` and `log` are not a saved session.
    */
-  restore(key: string, state: string | Uint8Array): void {
+  restore(key: string, state: string | Uint8Array, log: readonly Uint8Array[] = []): void {
     let s: SessionState | CompactSession;
+    const binary = typeof state !== 'string' && state[0] === BINARY_STATE_FORMAT;
     try {
-      s = deserializeSession(state);
+      if (binary) s = replayLog(decodeBinarySession(state), log);
+      else if (log.length > 0) throw new TypeError('a log of deltas on a state that is not binary');
+      else s = deserializeSession(state);
     } catch (err) {
       throw createError('FORKWATCH_ERR_STORAGE', `cannot restore session ${key.slice(0, 8)}: ${(err as Error).message}`);
     }
@@ -225,6 +236,8 @@ export class CorrelationEngine {
       this.eventCount += s.events.length;
       this.pendingRequestCount += unsettledRequests(s);
       if (s.pendingSinceMs !== undefined) this.markPending(key, s.pendingSinceMs);
+      // Saved as it now is: the next save can be a delta.
+      if (binary) this.journal.restored(s, state as Uint8Array, log);
     }
     for (const e of Object.values(s.emitted)) {
       if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, 1);
@@ -257,6 +270,7 @@ export class CorrelationEngine {
     this.eventCount += r.eventsAdded;
     this.pendingRequestCount += r.pendingRequestsDelta;
     if (r.eventsDropped > 0) this.drop('events_per_session', r.eventsDropped);
+    if (r.request !== undefined) this.journal.request(s, r.request, r.requestAdded);
     if (r.requestsDropped > 0) this.drop('requests_per_session', r.requestsDropped);
     if (!this.runTouched) {
       this.runTouched = true;
@@ -269,7 +283,10 @@ export class CorrelationEngine {
       this.markPending(key, s.pendingSinceMs);
       this.dirty.add(key);
     }
-    if (r.settledRequestId !== undefined) resolveOrphans(s, r.settledRequestId, now, this.sink);
+    if (r.settledRequestId !== undefined) {
+      resolveOrphans(s, r.settledRequestId, now, this.sink);
+      this.journal.analysed(s);
+    }
   }
 
   private sessionFor(key: string, stateless: boolean, now: number): SessionState {
@@ -366,6 +383,7 @@ export class CorrelationEngine {
     this.pending.delete(s.key);
     delete s.pendingSinceMs;
     this.dirty.add(s.key);
+    this.journal.analysed(s);
     reportDecision(s, now, this.sink);
   }
 

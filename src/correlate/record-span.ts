@@ -76,11 +76,14 @@ export interface RecordResult {
   pendingRequestsDelta: number;
   /** A request settled: its id, so that an emitted orphan can be resolved at once. */
   settledRequestId: string | undefined;
+  /** The request the span added or completed (what a saved delta must carry), and whether it added it. */
+  request: RequestFact | undefined;
+  requestAdded: boolean;
 }
 
 /** A fresh result holder for {@link recordSpan}. */
 export function newRecordResult(): RecordResult {
-  return { kept: false, eventsAdded: 0, requestsDropped: 0, eventsDropped: 0, pendingRequestsDelta: 0, settledRequestId: undefined };
+  return { kept: false, eventsAdded: 0, requestsDropped: 0, eventsDropped: 0, pendingRequestsDelta: 0, settledRequestId: undefined, request: undefined, requestAdded: false };
 }
 
 /**
@@ -104,6 +107,7 @@ export function recordSpan(
   res.pendingRequestsDelta = 0;
   res.eventsDropped = 0;
   res.settledRequestId = undefined;
+  res.request = undefined;
   const inc = str(a, ATTR_SESSION_INCARNATION);
   if (side === 'server') {
     // The proxy's lane: while every server span of the session names the same observer.
@@ -211,6 +215,7 @@ export function recordSpan(
       const requestId = str(a, ATTR_JSONRPC_REQUEST_ID);
       if (requestId === undefined) return notKept(res);
       let r = s.requests.get(requestId);
+      res.requestAdded = r === undefined;
       if (r === undefined) {
         r = newRequestFact(requestId);
         s.requests.set(requestId, r);
@@ -222,6 +227,7 @@ export function recordSpan(
           res.requestsDropped++;
         }
       }
+      res.request = r;
       r.method ??= str(a, ATTR_MCP_METHOD_NAME);
       r.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
       r.progressToken ??= str(a, ATTR_PROGRESS_TOKEN);

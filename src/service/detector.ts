@@ -72,8 +72,8 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     maxStatelessCalls: config.maxStatelessCalls,
   });
   let restored = 0;
-  for (const { key, state } of store.loadSessionStates()) {
-    engine.restore(key, state);
+  for (const { key, state, log } of store.loadSessionStates()) {
+    engine.restore(key, state, log);
     restored++;
   }
   metrics.bindStats(() => engine.stats());

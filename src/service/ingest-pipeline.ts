@@ -290,10 +290,22 @@ function describe(err: unknown): string {
   return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
 }
 
+/**
+ * `a` then `b` as one list of changes: a later whole state (or deletion) replaces what came
+ * before for its key; chunks appended later follow the earlier ones (the engine wrote each
+ * against the state that the earlier ones end in).
+ */
 function mergeStates(a: SessionStateChange[], b: SessionStateChange[]): SessionStateChange[] {
   if (a.length === 0) return b;
   const byKey = new Map<string, SessionStateChange>();
   for (const s of a) byKey.set(s.key, s);
-  for (const s of b) byKey.set(s.key, s);
+  for (const s of b) {
+    const prev = byKey.get(s.key);
+    if (prev === undefined || s.state !== undefined || s.log === undefined) byKey.set(s.key, s);
+    else {
+      const log = [...(prev.log ?? []), ...s.log];
+      byKey.set(s.key, prev.state === undefined ? { key: s.key, log } : { key: s.key, state: prev.state, log });
+    }
+  }
   return [...byKey.values()];
 }

@@ -49,6 +49,19 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE session_state_v2 RENAME TO session_state;
   CREATE INDEX session_state_by_updated ON session_state (updated_ms);
   `,
+  // 3: a log per session. A commit appends what changed in a session (a chunk) instead of
+  // rewriting its whole state, which grew with the session; the whole state is rewritten now and
+  // then, and the session's chunks deleted with it. \`sid\` is the session_state row's id;
+  // \`stamp_ms\` keeps a session with recent chunks from being pruned by its older state row.
+  `
+  CREATE TABLE session_log (
+    id       INTEGER PRIMARY KEY,
+    sid      INTEGER NOT NULL,
+    stamp_ms INTEGER NOT NULL,
+    chunk    BLOB NOT NULL
+  );
+  CREATE INDEX session_log_by_sid ON session_log (sid);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -182,6 +182,10 @@ export function openStore(options: OpenStoreOptions): Store {
       return guard('get session state', () => states.get(key));
     },
 
+    getSessionLog(key) {
+      return guard('get session log', () => states.log(key));
+    },
+
     prune(nowMs) {
       const cutoff = Math.floor(nowMs - retentionMs);
       const pruned = guard('prune', () =>

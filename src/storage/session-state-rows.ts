@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SessionStateChange, SessionStateData } from './store.js';
+import type { SessionStateChange, SessionStateData, StoredSessionState } from './store.js';
 
 /**
- * The `session_state` rows (schema 2): one row per session key, addressed by an integer id
+ * The `session_state` rows (schema 2) and their logs (`session_log`, schema 3): one row per session key, addressed by an integer id
  * this class hands out and remembers (key -> id, loaded at open). A commit appends new sessions
  * and updates known ones in place by id, without a key index whose random pages every commit
  * would rewrite. Should another connection write the file (a second detector pointed at it by
@@ -19,8 +19,12 @@ export class SessionStateRows {
   private readonly update: BetterSqlite3.Statement<[number, SessionStateData, number]>;
   private readonly remove: BetterSqlite3.Statement<[number]>;
   private readonly getOne: BetterSqlite3.Statement<[number], { state: SessionStateData }>;
-  private readonly getAll: BetterSqlite3.Statement<[], { key: string; state: SessionStateData }>;
-  private readonly pruneOld: BetterSqlite3.Statement<[number], { key: string; id: number }>;
+  private readonly getAll: BetterSqlite3.Statement<[], { id: number; key: string; state: SessionStateData }>;
+  private readonly pruneOld: BetterSqlite3.Statement<[number, number], { key: string; id: number }>;
+  private readonly appendLog: BetterSqlite3.Statement<[number, number, Uint8Array]>;
+  private readonly dropLog: BetterSqlite3.Statement<[number]>;
+  private readonly getLog: BetterSqlite3.Statement<[number], { chunk: Uint8Array }>;
+  private readonly getAllLogs: BetterSqlite3.Statement<[], { sid: number; chunk: Uint8Array }>;
 
   constructor(db: BetterSqlite3.Database) {
     this.insert = db.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
@@ -28,8 +32,15 @@ export class SessionStateRows {
     this.remove = db.prepare('DELETE FROM session_state WHERE id = ?');
     this.getOne = db.prepare('SELECT state FROM session_state WHERE id = ?');
     // In id order: were a key ever stored twice, the newest row would be restored last and win.
-    this.getAll = db.prepare('SELECT key, state FROM session_state ORDER BY id');
-    this.pruneOld = db.prepare('DELETE FROM session_state WHERE updated_ms < ? RETURNING key, id');
+    this.getAll = db.prepare('SELECT id, key, state FROM session_state ORDER BY id');
+    // A session whose state row is old but whose log has recent chunks is active: kept.
+    this.pruneOld = db.prepare(
+      'DELETE FROM session_state WHERE updated_ms < ? AND NOT EXISTS (SELECT 1 FROM session_log WHERE sid = session_state.id AND stamp_ms >= ?) RETURNING key, id',
+    );
+    this.appendLog = db.prepare('INSERT INTO session_log (sid, stamp_ms, chunk) VALUES (?, ?, ?)');
+    this.dropLog = db.prepare('DELETE FROM session_log WHERE sid = ?');
+    this.getLog = db.prepare('SELECT chunk FROM session_log WHERE sid = ? ORDER BY id');
+    this.getAllLogs = db.prepare('SELECT sid, chunk FROM session_log ORDER BY id');
     this.loadIds = db.prepare('SELECT id, key FROM session_state ORDER BY id');
     this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.version = this.dataVersion.get()!;
@@ -46,17 +57,28 @@ export class SessionStateRows {
     this.syncWithOtherWriters();
     const made = new Map<string, number | undefined>();
     for (const c of changes) {
-      const id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
+      let id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
       if (c.state === null) {
         if (id !== undefined) {
           this.remove.run(id);
+          this.dropLog.run(id);
           made.set(c.key, undefined);
+          id = undefined;
         }
-      } else if (id !== undefined) {
-        this.update.run(stampMs, c.state, id);
-      } else {
-        made.set(c.key, Number(this.insert.run(c.key, stampMs, c.state).lastInsertRowid));
+      } else if (c.state !== undefined) {
+        if (id !== undefined) {
+          this.update.run(stampMs, c.state, id);
+          this.dropLog.run(id);
+        } else {
+          id = Number(this.insert.run(c.key, stampMs, c.state).lastInsertRowid);
+          made.set(c.key, id);
+        }
       }
+      if (c.log === undefined) continue;
+      // Chunks without a state to apply to cannot be read back. The engine writes a session's
+      // whole state before its first chunk, so only another writer deleting the row (two
+      // detectors on one file) gets here; the session's next whole state heals it.
+      if (id !== undefined) for (const chunk of c.log) this.appendLog.run(id, stampMs, chunk);
     }
     return made;
   }
@@ -75,13 +97,33 @@ export class SessionStateRows {
     return id === undefined ? undefined : this.getOne.get(id)?.state;
   }
 
-  all(): Array<{ key: string; state: SessionStateData }> {
-    return this.getAll.all();
+  log(key: string): Uint8Array[] {
+    this.syncWithOtherWriters();
+    const id = this.ids.get(key);
+    return id === undefined ? [] : this.getLog.all(id).map((r) => r.chunk);
   }
 
-  /** Deletes rows last updated before `cutoffMs` (inside the caller's transaction); returns them. */
+  all(): StoredSessionState[] {
+    const logs = new Map<number, Uint8Array[]>();
+    for (const r of this.getAllLogs.iterate()) {
+      const l = logs.get(r.sid);
+      if (l === undefined) logs.set(r.sid, [r.chunk]);
+      else l.push(r.chunk);
+    }
+    return this.getAll.all().map((r) => {
+      const log = logs.get(r.id);
+      return log === undefined ? { key: r.key, state: r.state } : { key: r.key, state: r.state, log };
+    });
+  }
+
+  /**
+   * Deletes rows last updated before `cutoffMs` whose log has no chunk since, with their logs
+   * (inside the caller's transaction); returns them.
+   */
   prune(cutoffMs: number): Array<{ key: string; id: number }> {
-    return this.pruneOld.all(cutoffMs);
+    const gone = this.pruneOld.all(cutoffMs, cutoffMs);
+    for (const r of gone) this.dropLog.run(r.id);
+    return gone;
   }
 
   /** Reloads the key -> id map when another connection committed since it was last known right. */

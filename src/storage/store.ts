@@ -6,10 +6,23 @@ import type { Finding, FindingKind } from '../model/finding.js';
  */
 export type SessionStateData = string | Uint8Array;
 
-/** One engine session-state change; `state: null` deletes the key. */
+/**
+ * One engine session-state change. `state` replaces the key's whole state and drops its log;
+ * `state: null` deletes the key (and its log); `log` appends chunks to the key's log, after
+ * `state` when both are given. A change with only `log` needs the key stored already: the
+ * store keeps no log without a state (such chunks are skipped).
+ */
 export interface SessionStateChange {
   key: string;
-  state: SessionStateData | null;
+  state?: SessionStateData | null;
+  log?: Uint8Array[];
+}
+
+/** A stored session: its whole state and the chunks appended to its log since, oldest first (absent when none). */
+export interface StoredSessionState {
+  key: string;
+  state: SessionStateData;
+  log?: Uint8Array[];
 }
 
 /** What one {@link Store.commit} writes, atomically. */
@@ -57,9 +70,12 @@ export interface Store {
   getFinding(id: string): Finding | undefined;
   /** Findings of one session key, oldest first, at most {@link MAX_PAGE_SIZE}. */
   findingsForSession(key: string): Finding[];
-  /** Every stored session state, to rebuild the engine at startup. */
-  loadSessionStates(): Iterable<{ key: string; state: SessionStateData }>;
+  /** Every stored session state with its log, to rebuild the engine at startup. */
+  loadSessionStates(): Iterable<StoredSessionState>;
+  /** The whole state last written for `key` (without its log). */
   getSessionState(key: string): SessionStateData | undefined;
+  /** The chunks appended to `key`'s log since its whole state was written, oldest first. */
+  getSessionLog(key: string): Uint8Array[];
   /** Deletes findings detected and session states last updated more than the retention ago. */
   prune(nowMs: number): { findings: number; states: number };
   /**

@@ -10,7 +10,7 @@ import {
   seedScenario,
   statelessScenario,
 } from '../fixtures/scenarios/scenarios.js';
-import { harness, shuffled } from './harness.js';
+import { SavedStates, harness, shuffled } from './harness.js';
 
 const WINDOW = 10_000;
 const SEED_BOTH = ['dedup_loss', 'minted_on_resume', 'orphaned_progress_token', 'sequence_regression'];
@@ -243,9 +243,9 @@ describe('CorrelationEngine: scale, bounds, persistence', { timeout: 20_000 }, (
     assert.deepEqual(b.kinds(), SEED_BOTH);
     assert.equal(b.resumes.length, 1);
     // After deciding, a further restart plus duplicate spans yields no new finding id.
-    const saved2 = b.engine.takeDirty();
+    const disk = new SavedStates().apply(saved).apply(b.engine.takeDirty());
     const c = harness({}, b.now());
-    for (const x of saved2) if (x.state !== null) c.engine.restore(x.key, x.state);
+    disk.restoreInto(c.engine);
     c.ingest([...s.server, ...s.client]);
     c.advance(WINDOW);
     assert.equal(c.findings.length, 0);

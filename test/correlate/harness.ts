@@ -61,3 +61,34 @@ export function shuffled<T>(xs: T[], seed: number): T[] {
   }
   return out;
 }
+
+type SavedChange = ReturnType<CorrelationEngine['takeDirty']>[number];
+
+/**
+ * What a store keeps of `takeDirty`'s output, in memory: per key the whole state and the chunks
+ * appended since, applied as open-store.ts applies them.
+ */
+export class SavedStates {
+  readonly byKey = new Map<string, { state: string | Uint8Array; log: Uint8Array[] }>();
+  /** The changes of the last {@link apply}. */
+  last: SavedChange[] = [];
+
+  apply(changes: SavedChange[]): this {
+    this.last = changes;
+    for (const c of changes) {
+      if (c.state === null) this.byKey.delete(c.key);
+      else if (c.state !== undefined) this.byKey.set(c.key, { state: c.state, log: [] });
+      if (c.log !== undefined) {
+        const row = this.byKey.get(c.key);
+        if (row === undefined) throw new Error(`chunks for ${c.key} without a state`);
+        row.log.push(...c.log);
+      }
+    }
+    return this;
+  }
+
+  /** Restores every saved session into `engine`. */
+  restoreInto(engine: CorrelationEngine): void {
+    for (const [key, row] of this.byKey) engine.restore(key, row.state, row.log);
+  }
+}

@@ -61,3 +61,31 @@ test('a full disk: refusals name the storage error, the WAL is checkpointed befo
   await again;
   p.close();
 });
+
+test('a failed commit of a whole state and the deltas after it is retried with all of them, in order', async () => {
+  const store = fullDiskStore();
+  let n = 0;
+  let dirty: SessionStateChange[] = [];
+  const eng: EnginePort = {
+    // The engine's saved forms of one session: whole first, then deltas written against it.
+    ingest() {
+      dirty.push(n++ === 0 ? { key: 'k', state: 'whole' } : { key: 'k', log: [Buffer.from([4, n])] });
+    },
+    tick() {},
+    takeDirty() {
+      const d = dirty;
+      dirty = [];
+      return d;
+    },
+  };
+  const p = new IngestPipeline({ engine: eng, store, maxQueuedSpans: 100, commitIntervalMs: 1, logger: diag });
+  await assert.rejects(p.offer([span(1)]) as Promise<void>);
+  eng.ingest([span(2)]);
+  eng.ingest([span(3)]);
+  store.full = false;
+  const deadline = Date.now() + STORAGE_RETRY_MS * 4 + 5000;
+  while (p.storageFailing && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(p.storageFailing, false);
+  assert.deepEqual(store.committed, [{ key: 'k', state: 'whole', log: [Buffer.from([4, 2]), Buffer.from([4, 3])] }]);
+  p.close();
+});

@@ -65,3 +65,17 @@ export const RS_COUNTED = 128;
 export const RS_COUNTED_TRUE = 256;
 export const RS_GUARDED = 512;
 export const RS_GUARDED_TRUE = 1024;
+
+/**
+ * First byte of a delta (format 4): what changed in a format-3 state since the previous write,
+ * appended to the session's log instead of rewriting the whole state (session-delta.ts).
+ */
+export const BINARY_DELTA_FORMAT = 4;
+
+// Delta parts: which whole lists a delta carries (the others are as before it).
+export const D_CREATED = 1;
+export const D_ENDED = 2;
+export const D_RESUMES = 4;
+export const D_GUARD_FORKS = 8;
+export const D_KNOWN = 16;
+export const D_EMITTED = 32;

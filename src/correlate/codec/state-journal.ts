@@ -1,0 +1,81 @@
+import type { ByteWriter } from '../byte-writer.js';
+import type { RequestFact, SessionState } from '../session-state.js';
+import { encodeBinarySession } from './binary-session.js';
+import { type DeltaMark, applySessionDelta, encodeSessionDelta, markOf } from './session-delta.js';
+
+/** Deltas a session's log holds at most; the next write is then the whole state. */
+export const MAX_LOG_CHUNKS = 64;
+
+/** How a touched session is saved: the whole state (which replaces its log), or one delta appended to its log. */
+export type SessionWrite = { state: Uint8Array; log?: undefined } | { state?: undefined; log: Uint8Array };
+
+interface JournalMark extends DeltaMark {
+  generation: number;
+  /** Bytes of the whole state last written, and of the deltas appended to it since. */
+  baseBytes: number;
+  logBytes: number;
+  chunks: number;
+}
+
+/**
+ * Decides, for each touched session, whether to append a delta to its log or rewrite its whole
+ * state, and keeps what the next delta is written against. A commit used to rewrite every
+ * touched session whole, so a long-lived session cost more per span the longer it lived; a
+ * delta costs what changed. The whole state is written for a session's first save (and after a
+ * restart, unless its saved form was read back here), once its log reaches
+ * {@link MAX_LOG_CHUNKS} deltas or as many bytes as the state it applies to (so reading back
+ * costs at most twice the state), and when no delta can say what changed.
+ */
+export class StateJournal {
+  private readonly marks = new WeakMap<SessionState, JournalMark>();
+  private generation = 0;
+
+  /** Encodes `s` into `w` as a delta or whole. */
+  write(w: ByteWriter, s: SessionState): SessionWrite {
+    const m = this.marks.get(s);
+    if (m !== undefined && m.generation === this.generation && m.chunks < MAX_LOG_CHUNKS && m.logBytes < m.baseBytes) {
+      const log = encodeSessionDelta(w, s, m);
+      if (log !== undefined) {
+        m.chunks++;
+        m.logBytes += log.length;
+        return { log };
+      }
+    }
+    const state = encodeBinarySession(w, s);
+    this.marks.set(s, { ...markOf(s), generation: this.generation, baseBytes: state.length, logBytes: 0, chunks: 0 });
+    return { state };
+  }
+
+  /** A span added request `r` to `s` (`added`) or completed it: the next delta carries it. */
+  request(s: SessionState, r: RequestFact, added: boolean): void {
+    const m = this.marks.get(s);
+    if (m !== undefined) (added ? m.added : m.completed).push(r);
+  }
+
+  /** A decision was reported on `s`, or one of its orphans resolved: its resumes and emitted findings may have changed. */
+  analysed(s: SessionState): void {
+    const m = this.marks.get(s);
+    if (m !== undefined) m.analysed = true;
+  }
+
+  /**
+   * `s` was rebuilt from its saved form: `base` (a format-3 state) and the deltas of `log`
+   * applied in order. Deltas continue from it.
+   */
+  restored(s: SessionState, base: Uint8Array, log: readonly Uint8Array[]): void {
+    let logBytes = 0;
+    for (const c of log) logBytes += c.length;
+    this.marks.set(s, { ...markOf(s), generation: this.generation, baseBytes: base.length, logBytes, chunks: log.length });
+  }
+
+  /** Forgets every mark: each session's next write is whole. */
+  reset(): void {
+    this.generation++;
+  }
+}
+
+/** A format-3 state with its log's deltas applied in order. */
+export function replayLog(s: SessionState, log: readonly Uint8Array[]): SessionState {
+  for (const c of log) applySessionDelta(s, c);
+  return s;
+}

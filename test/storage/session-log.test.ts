@@ -1,0 +1,184 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ByteWriter } from '../../src/correlate/byte-writer.js';
+import { encodeBinarySession } from '../../src/correlate/codec/binary-session.js';
+import { CorrelationEngine } from '../../src/correlate/correlation-engine.js';
+import type { SessionState } from '../../src/correlate/session-state.js';
+import { serializeSession } from '../../src/correlate/codec/json-session.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/migrations.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { loadSqlite } from '../../src/storage/sqlite-driver.js';
+import { healthyResumeScenario, seedScenario } from '../fixtures/scenarios/scenarios.js';
+import { stateHash } from './session-log.child.js';
+
+const Database = loadSqlite();
+
+function tempDb(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-log-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'fw.db');
+}
+
+const b = (...xs: number[]): Buffer => Buffer.from(xs);
+
+function logRows(path: string): number {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return (raw.prepare('SELECT count(*) AS n FROM session_log').get() as { n: number }).n;
+  } finally {
+    raw.close();
+  }
+}
+
+test('chunks appended to a state are read back after it, in order, after reopening', (t) => {
+  const path = tempDb(t);
+  const s1 = openStore({ path });
+  s1.commit({ findings: [], states: [{ key: 'a', state: b(3, 0) }, { key: 'z', state: '{}' }] });
+  s1.commit({ findings: [], states: [{ key: 'a', log: [b(4, 1)] }] });
+  s1.commit({ findings: [], states: [{ key: 'a', log: [b(4, 2), b(4, 3)] }] });
+  assert.deepEqual(s1.getSessionLog('a'), [b(4, 1), b(4, 2), b(4, 3)]);
+  s1.close();
+  const s2 = openStore({ path });
+  t.after(() => s2.close());
+  assert.deepEqual([...s2.loadSessionStates()], [
+    { key: 'a', state: b(3, 0), log: [b(4, 1), b(4, 2), b(4, 3)] },
+    { key: 'z', state: '{}' },
+  ]);
+  assert.deepEqual(s2.getSessionState('a'), b(3, 0));
+  assert.deepEqual(s2.getSessionLog('z'), []);
+  assert.deepEqual(s2.getSessionLog('nope'), []);
+});
+
+test('a whole state replaces the log (compaction); a deletion takes the log with it', (t) => {
+  const path = tempDb(t);
+  const store = openStore({ path });
+  t.after(() => store.close());
+  store.commit({ findings: [], states: [{ key: 'a', state: b(3, 0) }, { key: 'b', state: b(3, 9) }] });
+  store.commit({ findings: [], states: [{ key: 'a', log: [b(4, 1)] }, { key: 'b', log: [b(4, 8)] }] });
+  store.commit({ findings: [], states: [{ key: 'a', state: b(3, 1), log: [b(4, 2)] }, { key: 'b', state: null }] });
+  assert.deepEqual([...store.loadSessionStates()], [{ key: 'a', state: b(3, 1), log: [b(4, 2)] }]);
+  assert.equal(logRows(path), 1, 'the replaced and the deleted logs are gone');
+  // A later key reusing the deleted row's id starts without a log.
+  store.commit({ findings: [], states: [{ key: 'c', state: b(3, 7) }] });
+  assert.deepEqual(store.getSessionLog('c'), []);
+});
+
+test('chunks for a key without a state are not kept', (t) => {
+  const store = openStore({ path: tempDb(t) });
+  t.after(() => store.close());
+  store.commit({ findings: [], states: [{ key: 'ghost', log: [b(4, 1)] }] });
+  assert.deepEqual([...store.loadSessionStates()], []);
+});
+
+test('prune keeps a session whose log has recent chunks, and deletes an idle one with its log', (t) => {
+  let clock = 1_000;
+  const path = tempDb(t);
+  const store = openStore({ path, retentionMs: 10_000, now: () => clock });
+  t.after(() => store.close());
+  store.commit({ findings: [], states: [{ key: 'busy', state: b(3, 1) }, { key: 'idle', state: b(3, 2) }] });
+  store.commit({ findings: [], states: [{ key: 'idle', log: [b(4, 2)] }] });
+  clock = 15_000;
+  store.commit({ findings: [], states: [{ key: 'busy', log: [b(4, 1)] }] });
+  assert.equal(store.prune(20_000).states, 1);
+  assert.deepEqual([...store.loadSessionStates()], [{ key: 'busy', state: b(3, 1), log: [b(4, 1)] }]);
+  assert.equal(logRows(path), 1);
+});
+
+test('a schema-2 file with format-3 and JSON states (no log table) opens, migrates, restores and takes deltas', (t) => {
+  const path = tempDb(t);
+  // The states as the previous build wrote them: whole, in one row per session.
+  let now = 1_900_000_000_000;
+  const a = new CorrelationEngine({ now: () => now });
+  const sc = healthyResumeScenario({ sessionId: 'old-file' });
+  const spans = [...sc.server, ...sc.client];
+  a.ingest(spans.slice(0, 10));
+  const full = (a as unknown as { full: Map<string, SessionState> }).full;
+  const old = full.get(sc.key!)!;
+  const v2 = new Database(path);
+  v2.pragma('journal_mode = WAL');
+  v2.exec(MIGRATIONS[0]!);
+  v2.exec(MIGRATIONS[1]!);
+  v2.pragma('user_version = 2');
+  const insert = v2.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
+  insert.run(sc.key, 1000, Buffer.from(encodeBinarySession(new ByteWriter(), old)));
+  const seed = seedScenario({ sessionId: 'old-json' });
+  const j = new CorrelationEngine({ now: () => now });
+  j.ingest(seed.server);
+  insert.run(seed.key, 1000, serializeSession((j as unknown as { full: Map<string, SessionState> }).full.get(seed.key!)!));
+  v2.close();
+
+  const store = openStore({ path });
+  t.after(() => store.close());
+  const loaded = [...store.loadSessionStates()];
+  assert.deepEqual(loaded.map((r) => [r.key, r.log]), [[sc.key, undefined], [seed.key, undefined]]);
+  const b2 = new CorrelationEngine({ now: () => now });
+  for (const r of loaded) b2.restore(r.key, r.state, r.log);
+  assert.equal(stateHash(b2), stateHash(mergeEngines(a, j)));
+  // The binary state is continued with a delta; the JSON one is rewritten whole.
+  now += 100;
+  b2.ingest([...spans.slice(10, 14), ...seed.server.slice(0, 1).map((s) => ({ ...s, spanId: 'f'.repeat(16) }))]);
+  const changes = b2.takeDirty();
+  assert.deepEqual(changes.map((c) => [c.key, c.log !== undefined ? 'delta' : 'whole']).sort(), [[sc.key, 'delta'], [seed.key, 'whole']].sort());
+  store.commit({ findings: [], states: changes });
+  const c = new CorrelationEngine({ now: () => now });
+  for (const r of store.loadSessionStates()) c.restore(r.key, r.state, r.log);
+  assert.equal(stateHash(c), stateHash(b2));
+  const raw = new Database(path, { readonly: true });
+  t.after(() => raw.close());
+  assert.equal(raw.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+});
+
+/** One engine holding the sessions of both (for comparing hashes). */
+function mergeEngines(x: CorrelationEngine, y: CorrelationEngine): CorrelationEngine {
+  const m = new CorrelationEngine({ now: () => 0 });
+  const full = (e: CorrelationEngine): Map<string, SessionState> => (e as unknown as { full: Map<string, SessionState> }).full;
+  for (const e of [x, y]) for (const [k, s] of full(e)) full(m).set(k, s);
+  return m;
+}
+
+test('killed with SIGKILL between appends and compactions, a real file gives back the last acknowledged states', { timeout: 60_000 }, async (t) => {
+  const path = tempDb(t);
+  const child = spawn(process.execPath, ['--conditions=forkwatch-source', '--import', 'tsx', fileURLToPath(new URL('./session-log.child.ts', import.meta.url)), path], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  const pre = new Map<number, string>();
+  let acked = -1;
+  let buf = '';
+  // Past several compactions of each session (MAX_LOG_CHUNKS deltas), at a point that varies with the machine.
+  const killAt = 600 + Math.floor(Math.random() * 200);
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_c, sig) => resolve(sig)));
+  await new Promise<void>((resolve, reject) => {
+    child.on('exit', () => reject(new Error('child exited before it was killed')));
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      for (const l of lines) {
+        const [what, n, hash] = l.split(' ');
+        if (what === 'pre') pre.set(Number(n), hash!);
+        else acked = Number(n);
+      }
+      if (acked >= killAt) {
+        child.kill('SIGKILL');
+        resolve();
+      }
+    });
+  });
+  assert.equal(await exited, 'SIGKILL');
+  const store = openStore({ path });
+  t.after(() => store.close());
+  const loaded = [...store.loadSessionStates()];
+  assert.equal(loaded.length, 4);
+  assert.ok(loaded.some((r) => (r.log?.length ?? 0) > 0), 'some sessions have deltas to replay');
+  const engine = new CorrelationEngine({ now: () => 0 }, {}, { maxEventsPerIncarnation: 40, maxRequestsPerSession: 8 });
+  for (const r of loaded) engine.restore(r.key, r.state, r.log);
+  const got = stateHash(engine);
+  // The commit after the last acknowledged one may have landed before the kill.
+  assert.ok(got === pre.get(acked) || got === pre.get(acked + 1), `states of commit ${acked} (or ${acked + 1}) read back`);
+});
