@@ -1,19 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ByteWriter } from '../../src/correlate/byte-writer.js';
-import { encodeBinarySession } from '../../src/correlate/codec/binary-session.js';
+import { decodeBinarySession, encodeBinarySession } from '../../src/correlate/codec/binary-session.js';
 import { CorrelationEngine } from '../../src/correlate/correlation-engine.js';
 import type { SessionState } from '../../src/correlate/session-state.js';
-import { serializeSession } from '../../src/correlate/codec/json-session.js';
+import { deserializeSession, serializeSession } from '../../src/correlate/codec/json-session.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/migrations.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { loadSqlite } from '../../src/storage/sqlite-driver.js';
-import { healthyResumeScenario, seedScenario } from '../fixtures/scenarios/scenarios.js';
+import { healthyResumeScenario } from '../fixtures/scenarios/scenarios.js';
 import { stateHash } from './session-log.child.js';
 
 const Database = loadSqlite();
@@ -91,55 +92,48 @@ test('prune keeps a session whose log has recent chunks, and deletes an idle one
 
 test('a schema-2 file with format-3 and JSON states (no log table) opens, migrates, restores and takes deltas', (t) => {
   const path = tempDb(t);
-  // The states as the previous build wrote them: whole, in one row per session.
-  let now = 1_900_000_000_000;
-  const a = new CorrelationEngine({ now: () => now });
-  const sc = healthyResumeScenario({ sessionId: 'old-file' });
-  const spans = [...sc.server, ...sc.client];
-  a.ingest(spans.slice(0, 10));
-  const full = (a as unknown as { full: Map<string, SessionState> }).full;
-  const old = full.get(sc.key!)!;
+  // States as the build before schema 3 wrote them: whole, one row per session.
+  const binary = readFileSync(new URL('../fixtures/session-state/format3-healthy.bin', import.meta.url));
+  const json = serializeSession(decodeBinarySession(readFileSync(new URL('../fixtures/session-state/format3-seed.bin', import.meta.url))));
+  const keys = [decodeBinarySession(binary).key, (deserializeSession(json) as SessionState).key];
   const v2 = new Database(path);
   v2.pragma('journal_mode = WAL');
   v2.exec(MIGRATIONS[0]!);
   v2.exec(MIGRATIONS[1]!);
   v2.pragma('user_version = 2');
   const insert = v2.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
-  insert.run(sc.key, 1000, Buffer.from(encodeBinarySession(new ByteWriter(), old)));
-  const seed = seedScenario({ sessionId: 'old-json' });
-  const j = new CorrelationEngine({ now: () => now });
-  j.ingest(seed.server);
-  insert.run(seed.key, 1000, serializeSession((j as unknown as { full: Map<string, SessionState> }).full.get(seed.key!)!));
+  insert.run(keys[0], 1000, binary);
+  insert.run(keys[1], 1000, json);
   v2.close();
 
   const store = openStore({ path });
   t.after(() => store.close());
   const loaded = [...store.loadSessionStates()];
-  assert.deepEqual(loaded.map((r) => [r.key, r.log]), [[sc.key, undefined], [seed.key, undefined]]);
-  const b2 = new CorrelationEngine({ now: () => now });
-  for (const r of loaded) b2.restore(r.key, r.state, r.log);
-  assert.equal(stateHash(b2), stateHash(mergeEngines(a, j)));
+  assert.deepEqual(loaded.map((r) => [r.key, r.log]), [[keys[0], undefined], [keys[1], undefined]]);
+  let now = 1_900_000_100_000;
+  const engine = new CorrelationEngine({ now: () => now });
+  for (const r of loaded) engine.restore(r.key, r.state, r.log);
+  const full = (engine as unknown as { full: Map<string, SessionState> }).full;
+  const enc = (s: SessionState): Buffer => Buffer.from(encodeBinarySession(new ByteWriter(), s));
+  assert.deepEqual(enc(full.get(keys[0]!)!), enc(decodeBinarySession(binary)));
+  assert.deepEqual(enc(full.get(keys[1]!)!), enc(deserializeSession(json) as SessionState));
   // The binary state is continued with a delta; the JSON one is rewritten whole.
+  const more = (key: string, n: number): SpanRecord[] =>
+    healthyResumeScenario({ sessionId: 'more' })
+      .client.slice(2, 6)
+      .map((s, i) => ({ ...s, spanId: (n + i).toString(16).padStart(16, '0'), attributes: { ...s.attributes, 'forkwatch.session.key': key } }));
   now += 100;
-  b2.ingest([...spans.slice(10, 14), ...seed.server.slice(0, 1).map((s) => ({ ...s, spanId: 'f'.repeat(16) }))]);
-  const changes = b2.takeDirty();
-  assert.deepEqual(changes.map((c) => [c.key, c.log !== undefined ? 'delta' : 'whole']).sort(), [[sc.key, 'delta'], [seed.key, 'whole']].sort());
+  engine.ingest([...more(keys[0]!, 1), ...more(keys[1]!, 100)]);
+  const changes = engine.takeDirty();
+  assert.deepEqual(changes.map((c) => [c.key, c.log !== undefined ? 'delta' : 'whole']), [[keys[0], 'delta'], [keys[1], 'whole']]);
   store.commit({ findings: [], states: changes });
-  const c = new CorrelationEngine({ now: () => now });
-  for (const r of store.loadSessionStates()) c.restore(r.key, r.state, r.log);
-  assert.equal(stateHash(c), stateHash(b2));
+  const again = new CorrelationEngine({ now: () => now });
+  for (const r of store.loadSessionStates()) again.restore(r.key, r.state, r.log);
+  assert.equal(stateHash(again), stateHash(engine));
   const raw = new Database(path, { readonly: true });
   t.after(() => raw.close());
   assert.equal(raw.pragma('user_version', { simple: true }), SCHEMA_VERSION);
 });
-
-/** One engine holding the sessions of both (for comparing hashes). */
-function mergeEngines(x: CorrelationEngine, y: CorrelationEngine): CorrelationEngine {
-  const m = new CorrelationEngine({ now: () => 0 });
-  const full = (e: CorrelationEngine): Map<string, SessionState> => (e as unknown as { full: Map<string, SessionState> }).full;
-  for (const e of [x, y]) for (const [k, s] of full(e)) full(m).set(k, s);
-  return m;
-}
 
 test('killed with SIGKILL between appends and compactions, a real file gives back the last acknowledged states', { timeout: 60_000 }, async (t) => {
   const path = tempDb(t);

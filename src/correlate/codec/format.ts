@@ -19,10 +19,12 @@ export const S_BASELINE = 16;
 export const S_EMITTED = 32;
 export const S_SERVER_OBSERVER = 64;
 
-// Span fact header flags; bits 2..7 belong to the fact kind.
+// Span fact header flags; bits 2..5 belong to the fact kind.
 export const F_CLIENT = 1;
 export const F_SAME_INGEST = 2;
 export const F_SHIFT = 2;
+/** The trace id is the previous fact's (not written). Since schema 3: earlier states never set bit 6 (no fact kind has more than 4 bits). */
+export const F_SAME_TRACE = 64;
 
 // Event field codes, 2 bits each in one u32, field i at bits 2i.
 export const C_NONE = 0;

@@ -2,19 +2,24 @@ import type { Side } from '../../model/span-record.js';
 import type { ByteReader } from '../byte-reader.js';
 import type { ByteWriter } from '../byte-writer.js';
 import type { SpanFact } from '../session-state.js';
-import { F_CLIENT, F_SAME_INGEST, F_SHIFT } from './format.js';
+import { F_CLIENT, F_SAME_INGEST, F_SAME_TRACE, F_SHIFT } from './format.js';
 
-// The header every span fact of format 3 starts with: side, ids, time, and the ingest time only
-// when it differs from the previous fact's.
-/** The ingest time of the previous fact written or read: most facts of a batch share it. */
+// The header every span fact of format 3 starts with: side, ids, time; the trace id and the
+// ingest time only when they differ from the previous fact's.
+/** The previous fact written or read: most facts of a batch share its ingest time, those of one HTTP exchange its trace id. */
 export interface Cursor {
   ingestMs: number;
+  traceId?: string;
 }
 
 export function writeFact(w: ByteWriter, f: SpanFact, bits: number, cur: Cursor): void {
   const same = f.ingestMs === cur.ingestMs;
-  w.u8((bits << F_SHIFT) | (f.side === 'client' ? F_CLIENT : 0) | (same ? F_SAME_INGEST : 0));
-  w.id(f.traceId);
+  const sameTrace = f.traceId === cur.traceId;
+  w.u8((bits << F_SHIFT) | (f.side === 'client' ? F_CLIENT : 0) | (same ? F_SAME_INGEST : 0) | (sameTrace ? F_SAME_TRACE : 0));
+  if (!sameTrace) {
+    w.id(f.traceId);
+    cur.traceId = f.traceId;
+  }
   w.id(f.spanId);
   w.f64(f.timeMs);
   if (!same) {
@@ -37,12 +42,14 @@ export interface FactHeader {
 export function readFact(r: ByteReader, cur: Cursor): FactHeader {
   const flags = r.u8();
   const side: Side = flags & F_CLIENT ? 'client' : 'server';
-  const traceId = r.id();
+  let traceId = cur.traceId;
+  if ((flags & F_SAME_TRACE) === 0) cur.traceId = traceId = r.id();
+  else if (traceId === undefined) throw new TypeError('malformed span fact');
   const spanId = r.id();
   const timeMs = r.f64();
   if ((flags & F_SAME_INGEST) === 0) cur.ingestMs = r.f64();
   else if (Number.isNaN(cur.ingestMs)) throw new TypeError('malformed span fact');
-  return { traceId, spanId, side, timeMs, ingestMs: cur.ingestMs, bits: flags >>> F_SHIFT };
+  return { traceId, spanId, side, timeMs, ingestMs: cur.ingestMs, bits: (flags & ~F_SAME_TRACE) >>> F_SHIFT };
 }
 
 export function spanFact(h: FactHeader, name: string): SpanFact {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { ByteWriter } from '../../../src/correlate/byte-writer.js';
 import { ByteReader } from '../../../src/correlate/byte-reader.js';
 import { decodeBinarySession, encodeBinarySession } from '../../../src/correlate/codec/binary-session.js';
@@ -132,6 +133,16 @@ describe('binary session state (format 3)', () => {
       assert.throws(() => decodeBinarySession(bytes.subarray(0, cut)), TypeError, `cut at ${cut}`);
     }
     assert.throws(() => decodeBinarySession(Buffer.concat([bytes, Buffer.from([0])])), TypeError);
+  });
+
+  it('reads format-3 states written before schema 3 (fixtures made by that encoder)', () => {
+    for (const name of ['healthy', 'seed']) {
+      const bytes = readFileSync(new URL(`../../fixtures/session-state/format3-${name}.bin`, import.meta.url));
+      const want: unknown = JSON.parse(readFileSync(new URL(`../../fixtures/session-state/format3-${name}.json`, import.meta.url), 'utf8'));
+      const s = decodeBinarySession(bytes);
+      assert.deepEqual(plain(s), want, name);
+      assert.deepEqual(plain(roundTrip(s)), want, `${name}, written again by this build`);
+    }
   });
 
   it('still reads JSON states given as bytes', () => {
