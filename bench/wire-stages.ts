@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
+import type { StateJournal } from '../src/correlate/codec/state-journal.js';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 import { openStore } from '../src/storage/open-store.js';
 import type { Finding } from '../src/model/finding.js';
@@ -27,8 +28,11 @@ const cpuNow = (): number => {
   return (c.user + c.system) / 1e6;
 };
 
-/** CPU seconds per stage over `passes` (each a list of request bodies, in arrival order). */
-export function stageCpu(passes: Uint8Array[][], perCommit: number, windowMs: number): StageCpu {
+/**
+ * CPU seconds per stage over `passes` (each a list of request bodies, in arrival order). With
+ * `whole`, every commit rewrites each touched session whole, as before schema 3 (no deltas).
+ */
+export function stageCpu(passes: Uint8Array[][], perCommit: number, windowMs: number, whole = false): StageCpu {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-stages-'));
   const store = openStore({ path: join(dir, 'stages.db') });
   const findings: Finding[] = [];
@@ -48,6 +52,7 @@ export function stageCpu(passes: Uint8Array[][], perCommit: number, windowMs: nu
         if (++i % perCommit === 0) {
           const c3 = cpuNow();
           engine.tick();
+          if (whole) (engine as unknown as { journal: StateJournal }).journal.reset();
           const c4 = cpuNow();
           const states = engine.takeDirty();
           const c5 = cpuNow();

@@ -117,10 +117,12 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
         // A warm-up pass, then two measured ones, as below; in this process, without sockets.
         stageCpu([interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
         const c = stageCpu([interleave(rekey(p.byExporter, ++pass)), interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS);
+        // The same passes with every touched session rewritten whole (before schema 3), for the ratio.
+        const w = stageCpu([interleave(rekey(p.byExporter, ++pass)), interleave(rekey(p.byExporter, ++pass))], EXPORTERS, WINDOW_MS, true);
         const us = (x: number): string => ((x / (p.spans * 2)) * 1e6).toFixed(2);
         const sum = c.decode + c.ingest + c.encode + c.commit + c.tick;
         print(
-          `  ${label.padEnd(4)} stages in-process, CPU µs/span: decode ${us(c.decode)}, engine ingest ${us(c.ingest)}, state encode ${us(c.encode)}, SQLite commit ${us(c.commit)}, tick ${us(c.tick)} = ${us(sum)} (${fmt((p.spans * 2) / sum)} spans/CPU-s, ${fmt((p.forkwatchSpans * 2) / sum)} forkwatch spans/CPU-s)`,
+          `  ${label.padEnd(4)} stages in-process, CPU µs/span: decode ${us(c.decode)}, engine ingest ${us(c.ingest)}, state encode ${us(c.encode)}, SQLite commit ${us(c.commit)}, tick ${us(c.tick)} = ${us(sum)} (${fmt((p.spans * 2) / sum)} spans/CPU-s, ${fmt((p.forkwatchSpans * 2) / sum)} forkwatch spans/CPU-s); whole states instead of deltas: encode ${us(w.encode)}, SQLite ${us(w.commit)}`,
         );
       }
       for (const t of PARTS.has('max') || PARTS.has('lag') ? TRANSPORTS : []) {
