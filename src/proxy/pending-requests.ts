@@ -65,11 +65,6 @@ export class PendingRequests {
     return this.byKey.size;
   }
 
-  /** Sessionful requests remembered for a broken stream, waiting for their answer or a cancel. */
-  get brokenSize(): number {
-    return this.broken.size;
-  }
-
   private detailsOf(h: HeldRequest): StatelessDetails | undefined {
     if (h.details === undefined && h.body !== undefined && h.info.id !== undefined) h.details = statelessDetails(h.body, h.info.id);
     return h.details;
