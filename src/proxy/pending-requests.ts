@@ -100,7 +100,7 @@ export class PendingRequests {
     const reissue = d !== undefined && this.brokenCalls.reissues(callShape(info, d.digest), at);
     if (reissue || this.delayMs <= 0 || info.method === 'initialize' || !room) {
       this.received(h);
-      if (!room || info.method === 'initialize') return undefined;
+      if (!room || (info.method === 'initialize' && !stateless)) return undefined;
       // Emitted already, tracked still: its stream may break (stateless: handled; else: a cancel to watch for).
       this.byKey.set(key, h);
       return key;
