@@ -271,7 +271,17 @@ class WireDecoder extends AnyValueReader {
     const max = this.lim.maxAttributesPerSpan;
     let kept = 0;
     this.pos = start;
+    const buf = this.buf;
     while (this.pos < end && kept < max) {
+      // attributes (0x4a) with a one-byte length inside the span, as SDKs write them: no varint reads.
+      const p = this.pos;
+      const len = buf[p + 1]!;
+      if (buf[p] === 0x4a && p + 2 <= end && len < 0x80 && p + 2 + len <= end) {
+        const e = p + 2 + len;
+        if (this.keyValue(p + 2, e, out)) kept++;
+        this.pos = e;
+        continue;
+      }
       const tag = this.u32(end);
       if (tag >>> 3 === 9) {
         const e = this.lenEnd(end);
