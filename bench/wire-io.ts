@@ -54,6 +54,13 @@ export function mainThreadCpuSeconds(pid: number): number {
   return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
 }
 
+/** User and system CPU seconds of a process so far, apart (Linux /proc). */
+export function userSystemSeconds(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]) / 100, Number(fields[12]) / 100];
+}
+
 function cpuSecondsOf(statPath: string): number {
   const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -10,7 +10,8 @@
  * and p99 at 50 % and 80 % of the measured maximum; then through the Collector gateway
  * (collector/otel/gateway.yaml) with 1 and 2 replicas, and which process spent the CPU.
  *
- * FORKWATCH_BENCH_WIRE=max,stages,lag,gateway runs only those parts (default all);
+ * FORKWATCH_BENCH_WIRE=requests,max,stages,lag,gateway runs only those parts (default all;
+ * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit);
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 import { otelcolBinary, startGateway } from '../test/e2e/helpers/otelcol.js';
-import { counter, cpuSeconds, grpcSender, mainThreadCpuSeconds, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
+import { counter, cpuSeconds, grpcSender, mainThreadCpuSeconds, userSystemSeconds, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
 import { loadWirePayloads, type WirePayloads } from './wire-payloads.js';
 import { stageCpu } from './wire-stages.js';
 
@@ -91,7 +92,7 @@ function interleave(queues: Uint8Array[][]): Uint8Array[] {
   return out;
 }
 
-const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'max,stages,lag,gateway').split(','));
+const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
   const prof = process.env.FORKWATCH_BENCH_CPU_PROF;
@@ -109,6 +110,26 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
     ];
     print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
+    if (PARTS.has('requests')) {
+      const n = 2000;
+      for (const t of TRANSPORTS.filter((x) => !x.gzip)) {
+        const d = await detector(dir, `requests-${t.name.replace(/\W/g, '')}`);
+        const { senders, close } = t.senders(d);
+        try {
+          // An empty body is a valid ExportTraceServiceRequest: answered 200 without reaching the sink.
+          const queues = (): Uint8Array[][] => Array.from({ length: EXPORTERS }, () => Array.from({ length: n / EXPORTERS }, () => new Uint8Array(0)));
+          await sendQueues(queues(), senders);
+          const [u0, s0] = userSystemSeconds(d.pid);
+          await sendQueues(queues(), senders);
+          const [u1, s1] = userSystemSeconds(d.pid);
+          const us = (x: number): string => ((x / n) * 1e6).toFixed(0);
+          print(`  empty requests, ${t.name.padEnd(13)} detector ${us(u1 - u0 + s1 - s0)} µs CPU/request (user ${us(u1 - u0)}, system ${us(s1 - s0)}) = ${((u1 - u0 + s1 - s0) / n / 512 * 1e6).toFixed(2)} µs per span of a 512-span request`);
+        } finally {
+          close();
+          await d.stop();
+        }
+      }
+    }
     const maxRate = new Map<string, number>();
     for (const [label, p] of PARTS.has('max') || PARTS.has('lag') || PARTS.has('stages') ? sets : []) {
       const bare = bareDecodeRate(p.byExporter.flat(), p.spans);

@@ -6,6 +6,7 @@ import type { DecodeLimits } from './decode-limits.js';
 import { AttributeTooDeep, type DecodeResult } from './decode-result.js';
 import { isAllZero } from './is-all-zero.js';
 import { REPEATING_VALUE_KEYS } from './repeating-values.js';
+import { StringTable } from './string-table.js';
 import { AnyValueReader } from './protobuf/any-value-reader.js';
 import { hexSlice, WT_I64, WT_LEN } from './protobuf/wire-reader.js';
 
@@ -14,6 +15,12 @@ import { hexSlice, WT_I64, WT_LEN } from './protobuf/wire-reader.js';
 const UNKNOWN_SERVICE = 'unknown_service';
 const PREFIX = new TextEncoder().encode(SPAN_NAME_PREFIX);
 const SERVICE_NAME = new TextEncoder().encode('service.name');
+/** Longest attribute key served from {@link KEYS}, bytes. */
+const KEY_TABLE_MAX_BYTES = 64;
+const TAG_REPEATING = 1;
+// Attribute keys apart from values: unique values (session keys, event ids) cannot evict a key.
+// A key's tag says whether its values repeat, so a span's keys cost one lookup each, not two.
+const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_KEYS.has(k) ? TAG_REPEATING : 0));
 
 /**
  * Decodes a binary OTLP `ExportTraceServiceRequest` into forkwatch {@link SpanRecord}s.
@@ -40,6 +47,8 @@ class WireDecoder extends AnyValueReader {
   // each other in a batch, so most spans reuse its string instead of converting 16 bytes to hex.
   private lastTraceS = -1;
   private lastTraceId = '';
+  private lastParentS = -1;
+  private lastParentId = '';
 
   request(): void {
     const end = this.buf.length;
@@ -229,7 +238,7 @@ class WireDecoder extends AnyValueReader {
     if (traceE - traceS !== 16 || isAllZero(this.buf, traceS, traceE)) return acc.reject('invalid_trace_id');
     if (spanE - spanS !== 8 || isAllZero(this.buf, spanS, spanE)) return acc.reject('invalid_span_id');
     let parentSpanId = '';
-    if (parE - parS === 8) parentSpanId = hexSlice(this.nb, parS, parE);
+    if (parE - parS === 8) parentSpanId = this.parentIdAt(parS);
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
     const attributes: Record<string, AttrValue> = {};
@@ -262,7 +271,17 @@ class WireDecoder extends AnyValueReader {
     const max = this.lim.maxAttributesPerSpan;
     let kept = 0;
     this.pos = start;
+    const buf = this.buf;
     while (this.pos < end && kept < max) {
+      // attributes (0x4a) with a one-byte length inside the span, as SDKs write them: no varint reads.
+      const p = this.pos;
+      const len = buf[p + 1]!;
+      if (buf[p] === 0x4a && p + 2 <= end && len < 0x80 && p + 2 + len <= end) {
+        const e = p + 2 + len;
+        if (this.keyValue(p + 2, e, out)) kept++;
+        this.pos = e;
+        continue;
+      }
       const tag = this.u32(end);
       if (tag >>> 3 === 9) {
         const e = this.lenEnd(end);
@@ -276,6 +295,39 @@ class WireDecoder extends AnyValueReader {
 
   // KeyValue{key=1, value=2 AnyValue}; returns whether an attribute was set.
   private keyValue(start: number, end: number, out: Record<string, AttrValue>): boolean {
+    // The encoding every SDK writes: key (tag 0x0a, one-byte length), then value (tag 0x12,
+    // one-byte length) ending the KeyValue. Anything else, or a key the table does not serve,
+    // takes the general walk, which gives the same result.
+    const buf = this.buf;
+    // The shortest such KeyValue is 4 bytes; below that the bytes read next belong to another field.
+    if (end - start < 4) return this.keyValueWalk(start, end, out);
+    const kl = buf[start + 1]!;
+    const ks = start + 2;
+    const ke = ks + kl;
+    if (buf[start] !== 0x0a || kl >= 0x80 || kl > KEY_TABLE_MAX_BYTES || this.lim.maxAttributeKeyLength < KEY_TABLE_MAX_BYTES || ke + 2 > end || buf[ke] !== 0x12 || buf[ke + 1]! >= 0x80 || ke + 2 + buf[ke + 1]! !== end) {
+      return this.keyValueWalk(start, end, out);
+    }
+    const key = this.interned(KEYS, ks, ke);
+    const v = this.value(ke + 2, end, KEYS.lastTag === TAG_REPEATING);
+    if (v === undefined) return false;
+    setAttribute(out, key, v);
+    return true;
+  }
+
+  /**
+   * An attribute's AnyValue at `[s, e)`. A lone string with a one-byte length (most values) is
+   * read here; every other form goes through anyValue.
+   */
+  private value(s: number, e: number, intern: boolean): AttrValue | undefined {
+    const buf = this.buf;
+    if (e - s >= 2 && buf[s] === 0x0a && buf[s + 1]! < 0x80 && s + 2 + buf[s + 1]! === e) {
+      this.pos = e;
+      return this.str(s + 2, e, this.lim.maxAttributeValueLength, intern);
+    }
+    return this.anyValue(s, e, 1, intern);
+  }
+
+  private keyValueWalk(start: number, end: number, out: Record<string, AttrValue>): boolean {
     let key: string | undefined;
     let valS = -1;
     let valE = -1;
@@ -316,6 +368,18 @@ class WireDecoder extends AnyValueReader {
     this.lastTraceS = s;
     this.lastTraceId = hexSlice(this.nb, s, s + 16);
     return this.lastTraceId;
+  }
+
+  /** The hex parent span id of the 8 bytes at `s`: the spans of one exchange share their parent, as they share the trace. */
+  private parentIdAt(s: number): string {
+    const p = this.lastParentS;
+    if (p >= 0) {
+      const dv = this.dv;
+      if (dv.getInt32(s, true) === dv.getInt32(p, true) && dv.getInt32(s + 4, true) === dv.getInt32(p + 4, true)) return this.lastParentId;
+    }
+    this.lastParentS = s;
+    this.lastParentId = hexSlice(this.nb, s, s + 8);
+    return this.lastParentId;
   }
 
   private hasPrefix(s: number, e: number): boolean {

@@ -25,6 +25,22 @@ export interface DecodeResult {
   errorMessage?: string;
 }
 
+/** What a receiver's answer and metrics need of a {@link DecodeResult}, without the spans. */
+export interface DecodedCounts {
+  /** Forkwatch spans the decoder accepted. */
+  accepted: number;
+  rejected: number;
+  foreign: number;
+  errorMessage?: string;
+}
+
+/** The counts of `result`; holding them instead of the result lets its spans be collected. */
+export function countsOf(result: DecodeResult): DecodedCounts {
+  const c: DecodedCounts = { accepted: result.spans.length, rejected: result.rejected, foreign: result.foreign };
+  if (result.errorMessage !== undefined) c.errorMessage = result.errorMessage;
+  return c;
+}
+
 /** Builds the partial-success message, e.g. "2 forkwatch spans rejected: invalid_side=2". */
 export function summarizeRejects(rejected: number, reasons: Partial<Record<RejectReason, number>>): string {
   const parts = REJECT_REASONS.filter((r) => reasons[r]).map((r) => `${r}=${reasons[r]}`);

@@ -13,6 +13,14 @@ export class StringTable {
   /** The arena as 32-bit words: lookups hash and compare 4 bytes at a time. */
   private readonly words: DataView;
   private readonly strings: Array<string | undefined>;
+  /** Each slot's tag, from `tagOf` when the string was decoded. */
+  private readonly tags: Uint8Array;
+  private readonly tagOf: ((s: string) => number) | undefined;
+  /**
+   * The tag of the string the last {@link get} returned (0 without `tagOf`). Read it right after
+   * the call: the decoder learns a key's kind with the key, without a second lookup by string.
+   */
+  lastTag = 0;
   private readonly mask: number;
   private readonly maxBytes: number;
   /** Bytes per slot: maxBytes rounded up to a whole word. */
@@ -21,8 +29,9 @@ export class StringTable {
   /**
    * @param slots table size, rounded up to a power of two. Default 4096 entries.
    * @param maxBytes longest string cached, bytes. Default 64.
+   * @param tagOf classifies a string once, when it is decoded (a byte, 0-255); see {@link lastTag}.
    */
-  constructor(slots = 4096, maxBytes = 64) {
+  constructor(slots = 4096, maxBytes = 64, tagOf?: (s: string) => number) {
     let n = 1;
     while (n < slots) n <<= 1;
     this.hashes = new Int32Array(n);
@@ -31,6 +40,8 @@ export class StringTable {
     this.arena = new Uint8Array(n * this.stride);
     this.words = new DataView(this.arena.buffer);
     this.strings = new Array<string | undefined>(n).fill(undefined);
+    this.tags = new Uint8Array(n);
+    this.tagOf = tagOf;
     this.mask = n - 1;
     this.maxBytes = maxBytes;
   }
@@ -42,7 +53,11 @@ export class StringTable {
    */
   get(buf: Uint8Array, s: number, e: number, decode: (buf: Uint8Array, s: number, e: number) => string, view?: DataView): string {
     const len = e - s;
-    if (len > this.maxBytes) return decode(buf, s, e);
+    if (len > this.maxBytes) {
+      const long = decode(buf, s, e);
+      this.lastTag = this.tagOf === undefined ? 0 : this.tagOf(long);
+      return long;
+    }
     // This runs for every attribute key: it reads words, not bytes (a loop step per byte was most
     // of the decoder's time). The hash mixes the length and the first, middle and last words,
     // enough to tell keys and ids apart; equality is verified on all bytes below.
@@ -58,8 +73,14 @@ export class StringTable {
     }
     const slot = (h ^ (h >>> 15)) & this.mask;
     const base = slot * this.stride;
-    if (this.hashes[slot] === h && this.lengths[slot] === len && this.same(buf, dv, s, len, base)) return this.strings[slot]!;
+    if (this.hashes[slot] === h && this.lengths[slot] === len && this.same(buf, dv, s, len, base)) {
+      this.lastTag = this.tags[slot]!;
+      return this.strings[slot]!;
+    }
     const str = decode(buf, s, e);
+    const tag = this.tagOf === undefined ? 0 : this.tagOf(str);
+    this.tags[slot] = tag;
+    this.lastTag = tag;
     this.hashes[slot] = h;
     this.lengths[slot] = len;
     const arena = this.arena;

@@ -25,3 +25,29 @@ test('returns the same instance for the same bytes and the right string under co
   const long = 'y'.repeat(100);
   assert.equal(new StringTable(8, 16).get(Buffer.from(long), 0, 100, dec), long);
 });
+
+test('tags: computed once per decoded string, reported by lastTag on hits, misses, collisions and long strings', () => {
+  let tagged = 0;
+  const t = new StringTable(2, 16, (s) => (tagged++, s.startsWith('k') ? 1 : 2)); // two slots: collisions are certain
+  const words = ['key1', 'value', 'k', 'v', 'key2', 'other'];
+  for (let round = 0; round < 3; round++) {
+    for (const w of words) {
+      const b = Buffer.from(`#${w}#`);
+      assert.equal(t.get(b, 1, b.length - 1, dec), w);
+      assert.equal(t.lastTag, w.startsWith('k') ? 1 : 2, w);
+    }
+  }
+  const hits = new StringTable(64, 16, (s) => (tagged++, s.length));
+  tagged = 0;
+  hits.get(Buffer.from('abc'), 0, 3, dec);
+  hits.get(Buffer.from('abcdefgh'), 0, 8, dec);
+  assert.equal(hits.get(Buffer.from('abc'), 0, 3, dec), 'abc');
+  assert.equal(hits.lastTag, 3);
+  assert.equal(tagged, 2); // the hit was not re-tagged
+  const long = 'k'.repeat(40);
+  assert.equal(t.get(Buffer.from(long), 0, 40, dec), long);
+  assert.equal(t.lastTag, 1);
+  const untagged = new StringTable(8, 16);
+  untagged.get(Buffer.from('key'), 0, 3, dec);
+  assert.equal(untagged.lastTag, 0);
+});

@@ -5,7 +5,7 @@ import { ForkwatchError } from '../../errors.js';
 import type { OtlpRefusalReason, OtlpRequestOutcome } from '../../http/otlp-server.js';
 import { decodeProtobuf } from '../decode-protobuf.js';
 import type { DecodeLimits } from '../decode-limits.js';
-import type { DecodeResult } from '../decode-result.js';
+import { countsOf, type DecodeResult, type DecodedCounts } from '../decode-result.js';
 import { encodeExportResponse } from '../export-response.js';
 import type { IngestSink } from '../ingest-sink.js';
 import type { IngestBudget } from '../ingest-budget.js';
@@ -111,8 +111,8 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
     }
   };
 
-  const refuse = (callback: sendUnaryData<Buffer>, r: Refusal, result?: DecodeResult): void => {
-    notify({ status: r.httpStatus, reason: r.reason, spans: 0, rejected: result?.spans.length ?? 0, foreign: result?.foreign ?? 0 });
+  const refuse = (callback: sendUnaryData<Buffer>, r: Refusal, result?: DecodedCounts): void => {
+    notify({ status: r.httpStatus, reason: r.reason, spans: 0, rejected: result?.accepted ?? 0, foreign: result?.foreign ?? 0 });
     const metadata = new Metadata();
     if (r.retry) metadata.set(GRPC_STATUS_DETAILS_KEY, encodeRetryStatus(r.code, r.message, retryAfter));
     callback({ code: r.code, details: r.message, metadata });
@@ -154,17 +154,20 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
       refuse(callback, { code: status.INVALID_ARGUMENT, message, reason: 'decode_error', httpStatus: 400 });
       return;
     }
+    // Only the counts outlive the offer: the closures below wait for the commit, and holding the
+    // result would keep its decoded spans alive through every young-generation GC meanwhile.
+    const counts = countsOf(result);
     const answer = (): void => {
-      const outcome: OtlpRequestOutcome = { status: 200, spans: result.spans.length, rejected: result.rejected, foreign: result.foreign };
-      if (result.rejected > 0) outcome.reason = 'invalid_span';
+      const outcome: OtlpRequestOutcome = { status: 200, spans: counts.accepted, rejected: counts.rejected, foreign: counts.foreign };
+      if (counts.rejected > 0) outcome.reason = 'invalid_span';
       notify(outcome);
       const response = encodeExportResponse('protobuf', {
-        rejectedSpans: result.rejected,
-        ...(result.errorMessage !== undefined ? { errorMessage: result.errorMessage } : {}),
+        rejectedSpans: counts.rejected,
+        ...(counts.errorMessage !== undefined ? { errorMessage: counts.errorMessage } : {}),
       });
       callback(null, Buffer.from(response.buffer, response.byteOffset, response.byteLength));
     };
-    if (result.spans.length === 0) {
+    if (counts.accepted === 0) {
       answer();
       return;
     }
@@ -173,21 +176,21 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
       offered = sink.offer(result.spans, { received: result.total, foreign: result.foreign, rejected: result.rejected, rejectReasons: result.rejectReasons });
     } catch (err) {
       onError?.('ingest sink threw; answering UNAVAILABLE', err);
-      refuse(callback, overloaded('ingest failed'), result);
+      refuse(callback, overloaded('ingest failed'), counts);
       return;
     }
     if (offered === 'overloaded') {
-      refuse(callback, overloaded('ingest queue full'), result);
+      refuse(callback, overloaded('ingest queue full'), counts);
       return;
     }
     if (typeof offered === 'object' && 'storage' in offered) {
       // The store cannot commit (a full disk): the exporter retries later, as over HTTP's 503.
-      refuse(callback, overloaded(`storage unavailable: ${offered.storage}`), result);
+      refuse(callback, overloaded(`storage unavailable: ${offered.storage}`), counts);
       return;
     }
     withTimeout(offered, sinkTimeoutMs).then(answer, (err: unknown) => {
       onError?.('ingest sink failed; answering UNAVAILABLE', err);
-      refuse(callback, overloaded('ingest failed'), result);
+      refuse(callback, overloaded('ingest failed'), counts);
     });
   };
 

@@ -203,6 +203,11 @@ export class WireReader {
     return cutString(utf8Slice(this.nb, s, e), max);
   }
 
+  /** UTF-8 `buf[s, e)` served from `table` (which sets its `lastTag`); no cut, so only for bytes the caller bounded. */
+  protected interned(table: StringTable, s: number, e: number): string {
+    return table.get(this.nb, s, e, decodeUtf8, this.dv);
+  }
+
   protected base64(s: number, e: number): string {
     const max = this.lim.maxAttributeValueLength;
     // 3 bytes become 4 base64 chars: encode only what survives the cut.
