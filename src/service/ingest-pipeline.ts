@@ -222,8 +222,8 @@ export class IngestPipeline {
     try {
       this.commitSlice(findings, states);
     } catch (err) {
-      // Keep the findings; the states were kept by commitSlice: the engine still holds the live
-      // state in memory and the next successful commit writes a superset.
+      // Keep the findings; the states were kept by commitSlice (whole states and the deltas
+      // written against them): the next successful commit writes them with what came since.
       this.fail(err, waiters);
       return false;
     }
