@@ -1,4 +1,3 @@
-import { createError } from '../errors.js';
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
@@ -10,10 +9,9 @@ import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, recordSpan } from './record-span.js';
 import type { CompactSession, SessionState } from './session-state.js';
 import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
-import { decodeBinarySession } from './codec/binary-session.js';
-import { BINARY_STATE_FORMAT } from './codec/format.js';
-import { StateJournal, replayLog } from './codec/state-journal.js';
-import { deserializeSession, serializeSession } from './codec/json-session.js';
+import { decodeSavedSession, isBinaryState, type SavedSession } from './codec/saved-session.js';
+import { StateJournal } from './codec/state-journal.js';
+import { serializeSession } from './codec/json-session.js';
 import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
 import { usefulWithoutSession } from './useful-without-session.js';
@@ -184,8 +182,8 @@ export class CorrelationEngine {
    * rest stay dirty for the next call, so a large backlog can be saved in slices. The deltas of
    * a call must be stored (or merged in order with the next call's) for later ones to apply.
    */
-  takeDirty(max = Infinity): Array<{ key: string; state?: string | Uint8Array | null; log?: Uint8Array[] }> {
-    const out: Array<{ key: string; state?: string | Uint8Array | null; log?: Uint8Array[] }> = [];
+  takeDirty(max = Infinity): SavedSession[] {
+    const out: SavedSession[] = [];
     if (this.dirty.size === 0) return out;
     // Sized for a typical session: one buffer per call, grown rarely.
     const w = new ByteWriter(Math.min(this.dirty.size, max, 4096) * 2048);
@@ -216,15 +214,7 @@ export class CorrelationEngine {
    * @throws ForkwatchError FORKWATCH_ERR_STORAGE when `state` and `log` are not a saved session.
    */
   restore(key: string, state: string | Uint8Array, log: readonly Uint8Array[] = []): void {
-    let s: SessionState | CompactSession;
-    const binary = typeof state !== 'string' && state[0] === BINARY_STATE_FORMAT;
-    try {
-      if (binary) s = replayLog(decodeBinarySession(state), log);
-      else if (log.length > 0) throw new TypeError('a log of deltas on a state that is not binary');
-      else s = deserializeSession(state);
-    } catch (err) {
-      throw createError('FORKWATCH_ERR_STORAGE', `cannot restore session ${key.slice(0, 8)}: ${(err as Error).message}`);
-    }
+    const s = decodeSavedSession(key, state, log);
     s.key = key;
     this.uncountOrphans(key);
     this.forget(key);
@@ -237,7 +227,7 @@ export class CorrelationEngine {
       this.pendingRequestCount += unsettledRequests(s);
       if (s.pendingSinceMs !== undefined) this.markPending(key, s.pendingSinceMs);
       // Saved as it now is: the next save can be a delta.
-      if (binary) this.journal.restored(s, state as Uint8Array, log);
+      if (isBinaryState(state)) this.journal.restored(s, state, log);
     }
     for (const e of Object.values(s.emitted)) {
       if (e.counting === true && e.finding !== undefined) this.countOrphan(e.finding.service, 1);

@@ -5,7 +5,7 @@ import { StreamableHTTPServerTransport, type StreamableHTTPServerTransportOption
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { connectGuarded, type ClientInstrumentation, type ClientGuard } from '@forkwatch/instrumentation/client';
 import { createSessionGuard, type SessionGuard, type SessionGuardOptions } from '@forkwatch/instrumentation/server';
-import { createSlowReportServer, SLOW_REPORT_TOOL, type SlowReportOptions } from './slow-report-tool.js';
+import { createSlowReportServer, type SlowReportOptions } from './slow-report-tool.js';
 import type { FetchLike } from './fetch-types.js';
 
 /** An MCP server app (one per transport) with the slow tool. */
