@@ -12,24 +12,16 @@ export interface ScannedMessage {
   progressToken: string | undefined;
 }
 
-/** Scratch for copies of short strings (see {@link detach}). */
-const scratch = Buffer.allocUnsafeSlow(1024);
-/** Buffer's own UTF-16 codec (what `write`/`toString` with 'utf16le' call after checking arguments). */
-const raw = scratch as unknown as { ucs2Write?: (s: string, offset: number) => number; ucs2Slice?: (start: number, end: number) => string };
-const write16 = typeof raw.ucs2Write === 'function' && typeof raw.ucs2Slice === 'function';
-
 /**
  * `s` as a string of its own. A slice of 13 or more chars is a view into the string it was cut
  * from (V8's SlicedString): a record that kept an event id or a token cut from an SSE frame kept
- * the whole frame alive. Copied through a scratch buffer (UTF-16, lossless for any string).
+ * the whole frame alive. Appending a char and cutting it off again makes V8 flatten the pair
+ * into a fresh string, which the result then views: the frame is let go, for any code units, in
+ * JavaScript alone (a copy through a Buffer cost two native calls).
  */
 export function detach(s: string): string {
   if (s.length < 13) return s;
-  if (s.length <= 512) {
-    if (write16) return raw.ucs2Slice!(0, raw.ucs2Write!(s, 0));
-    return scratch.toString('utf16le', 0, scratch.write(s, 0, 'utf16le'));
-  }
-  return Buffer.from(s, 'utf16le').toString('utf16le');
+  return (s + ' ').slice(0, -1);
 }
 
 /** Method names seen, by their text: a method kept per event is one shared string. */
@@ -67,7 +59,7 @@ export class MessageScanner implements ScannedMessage {
   private hasError = false;
   private paramsToken: string | undefined = undefined;
   private metaToken: string | undefined = undefined;
-  /** The last string or number read by {@link value}, undefined for any other value. */
+  /** The last string or number read by {@link value} (a slice of the text), undefined for any other value. */
   private scalar: string | undefined = undefined;
   /** The last string {@link stringEnd} passed had an escape. */
   private escaped = false;
@@ -150,7 +142,7 @@ export class MessageScanner implements ScannedMessage {
       if (level === 1 && klen === 2 && t.startsWith('id', kStart)) {
         if (!this.value()) return false;
         this.hasId = this.scalar !== undefined;
-        this.id = this.scalar;
+        this.id = this.scalar === undefined ? undefined : detach(this.scalar);
       } else if (level === 1 && klen === 6 && t.startsWith('method', kStart)) {
         if (!this.value()) return false;
         this.method = this.scalar !== undefined && c === Q ? internMethod(this.scalar) : undefined;
@@ -169,8 +161,9 @@ export class MessageScanner implements ScannedMessage {
         } else if (!this.skip()) return false;
       } else if (level >= 2 && klen === 13 && t.startsWith('progressToken', kStart)) {
         if (!this.value()) return false;
-        if (level === 2) this.paramsToken = this.scalar;
-        else this.metaToken = this.scalar;
+        const token = this.scalar === undefined ? undefined : detach(this.scalar);
+        if (level === 2) this.paramsToken = token;
+        else this.metaToken = token;
       } else {
         if (level === 1 && klen === 6 && t.startsWith('result', kStart)) this.hasResult = true;
         else if (level === 1 && klen === 5 && t.startsWith('error', kStart)) this.hasError = true;
@@ -193,7 +186,8 @@ export class MessageScanner implements ScannedMessage {
       const end = this.stringEnd(start);
       if (end < 0) return false;
       this.pos = end + 1;
-      this.scalar = this.escaped ? detach(JSON.parse(t.slice(start - 1, end + 1)) as string) : detach(t.slice(start, end));
+      // A slice of the text: the caller detaches (or interns) what it keeps.
+      this.scalar = this.escaped ? (JSON.parse(t.slice(start - 1, end + 1)) as string) : t.slice(start, end);
       return true;
     }
     if (c === 45 || (c >= 48 && c <= 57)) {
