@@ -50,6 +50,8 @@ interface Run {
   windows: [number, number];
   /** Of which V8's optimizing compiler and deoptimizer (see {@link jitInstructions}). */
   jit: [number, number];
+  /** Of which V8's garbage collector (see {@link gcInstructions}). */
+  gc: [number, number];
   counts: SinkCounts;
 }
 
@@ -128,7 +130,7 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
       if (!m) throw new Error(`no totals in callgrind dump ${out}.${i + 1}`);
       return Number(m[1]);
     }) as [number, number];
-    return { windows, jit: dumps.map(jitInstructions) as [number, number], counts: sink.counts() };
+    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], counts: sink.counts() };
   } finally {
     // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.
     if (process.env.INSTR_KEEP) console.log(`  (callgrind dumps of ${app}/${variant}: ${out}.1, ${out}.2)`);
@@ -141,13 +143,34 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
 const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedState|TranslatedFrame|TranslationArray/;
 
 /**
+ * V8's garbage collector (scavenger, marking, sweeping, evacuation, write barriers), by the names
+ * of its C++ functions and builtins.
+ */
+const GC_FUNCTION =
+  /Scaveng|Mark(?:ing|Compact|Bit|Barrier)|Sweep|Evacuat|heap::base::|Worklist|RecordWrite|IncrementalMarking|Heap::|HeapObject::SizeFromMap|PretenuringHandler|MemoryChunk|ActiveSystemPages|PagedSpace|NewSpace|SemiSpace|LargeObjectSpace|GlobalHandles|IterateObjectCache|BodyDescriptor|RememberedSet|SlotSet|FreeList|Page::|cppgc/;
+
+/**
  * Self instructions of V8's optimizing compiler and deoptimizer in a callgrind dump: work that
  * goes on for thousands of calls after start (see the file's comment) and that a long-running
  * process pays once, not per call.
  */
 export function jitInstructions(dump: string): number {
+  return selfInstructions(dump, JIT_FUNCTION);
+}
+
+/**
+ * Self instructions of V8's garbage collector in a callgrind dump. A major GC's marking runs
+ * every few hundred calls here, so whether one falls in a window moves a single run's total by
+ * several per cent; the figure without it (and without the compiler) is the steady one.
+ */
+export function gcInstructions(dump: string): number {
+  return selfInstructions(dump, GC_FUNCTION);
+}
+
+/** Self instructions of the functions whose names match `pattern`. */
+function selfInstructions(dump: string, pattern: RegExp): number {
   const names = new Map<string, string>();
-  let jit = false;
+  let hit = false;
   let afterCalls = false;
   let sum = 0;
   for (const line of dump.split('\n')) {
@@ -155,7 +178,7 @@ export function jitInstructions(dump: string): number {
       const m = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
       if (!m) continue;
       if (m[2] !== undefined) names.set(m[1]!, m[2]);
-      if (line.startsWith('fn=')) jit = JIT_FUNCTION.test(names.get(m[1]!) ?? '');
+      if (line.startsWith('fn=')) hit = pattern.test(names.get(m[1]!) ?? '');
       continue;
     }
     if (line.startsWith('calls=')) {
@@ -166,7 +189,7 @@ export function jitInstructions(dump: string): number {
     if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
       // The line after calls= is the call's inclusive cost, not this function's own.
       if (afterCalls) afterCalls = false;
-      else if (jit) sum += Number(line.split(' ')[1] ?? 0);
+      else if (hit) sum += Number(line.split(' ')[1] ?? 0);
     }
   }
   return sum;
@@ -183,6 +206,12 @@ export interface InstructionCountRow {
   perCallNoJit: number;
   /** perCallNoJit against the uninstrumented row's. */
   overheadNoJit: number;
+  /** Instructions per call without the compiler and deoptimizer and without the GC. */
+  perCallNoJitNoGc: number;
+  /** perCallNoJitNoGc against the uninstrumented row's. */
+  overheadNoJitNoGc: number;
+  /** The GC's instructions per call (its difference to the uninstrumented row is what the instrumentation's garbage costs, give or take a major GC). */
+  gcPerCall: number;
   /** Spans exported per call over the whole run (warm-up included), all names. */
   spansPerCall: number;
   /** forkwatch spans exported per call, by name. */
@@ -216,14 +245,18 @@ export async function benchInstructionCount(
   for (const app of apps) {
     let plain = NaN;
     let plainNoJit = NaN;
+    let plainNoJitNoGc = NaN;
     for (const side of sides) {
       if (side === 'zero-code' && app !== 'progress-store') continue;
       const r = await count(side, app);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);
+      const gcPerCall = (r.gc[1] - r.gc[0]) / (long - short);
+      const perCallNoJitNoGc = perCallNoJit - gcPerCall;
       if (side === 'none') {
         plain = perCall;
         plainNoJit = perCallNoJit;
+        plainNoJitNoGc = perCallNoJitNoGc;
       }
       const spansByName: Record<string, number> = {};
       for (const [name, n] of Object.entries(r.counts.byName)) spansByName[name] = n / allCalls;
@@ -235,6 +268,9 @@ export async function benchInstructionCount(
         overhead: side === 'none' ? 0 : perCall / plain - 1,
         perCallNoJit,
         overheadNoJit: side === 'none' ? 0 : perCallNoJit / plainNoJit - 1,
+        perCallNoJitNoGc,
+        overheadNoJitNoGc: side === 'none' ? 0 : perCallNoJitNoGc / plainNoJitNoGc - 1,
+        gcPerCall,
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,

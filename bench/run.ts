@@ -47,7 +47,7 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`} | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
     });
   }

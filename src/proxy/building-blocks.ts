@@ -22,9 +22,10 @@ export {
   EventRing,
   EventRingStore,
   EventSlot,
+  digestHex,
+  setDigestHex,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
-  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
 } from '@forkwatch/instrumentation/wire';
 export type { SseEvent, JsonRpcInfo, ResumeOutcome } from '@forkwatch/instrumentation/wire';
 export { JSONRPC_SESSION_NOT_FOUND } from '@forkwatch/instrumentation/server';

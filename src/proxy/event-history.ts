@@ -1,4 +1,4 @@
-import { epochNow, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
+import { epochNow, EventRing, EventRingStore, EventSlot, setDigestHex, type JsonRpcInfo } from './building-blocks.js';
 import type { LoggedEvent } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
@@ -23,10 +23,10 @@ export class EventHistory {
 
   constructor(
     private readonly spans: WireSpans,
-    limits: { perSession: number; maxEvents: number; maxPayloadChars: number },
+    limits: { perSession: number; maxEvents: number },
     private readonly immediate: boolean,
   ) {
-    this.store = new EventRingStore(limits.perSession, limits.maxEvents, limits.maxPayloadChars);
+    this.store = new EventRingStore(limits.perSession, limits.maxEvents);
   }
 
   /** Events waiting across all sessions. */
@@ -51,9 +51,8 @@ export class EventHistory {
     slot.seqSource = logged?.source;
     slot.streamId = undefined;
     slot.flag = replayed;
-    // Already parsed and digested for the guard and the answers: nothing is kept by reference.
-    slot.data = undefined;
-    slot.digest = ev.digest;
+    // Already parsed and digested for the guard and the answers.
+    setDigestHex(slot, ev.digest);
     slot.bytes = Buffer.byteLength(ev.data, 'utf8');
     slot.kind = info.kind;
     slot.rpcId = info.id;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { componentLogger, DEFAULT_MAX_BUFFERED_EVENTS, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS } from './building-blocks.js';
+import { componentLogger, DEFAULT_MAX_BUFFERED_EVENTS, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION } from './building-blocks.js';
 import { EventHistory } from './event-history.js';
 import { handleExchange, type ProxyContext } from './exchange.js';
 import { DEFAULT_PROXY_REISSUE_WINDOW_MS } from './stateless-calls.js';
@@ -33,7 +33,7 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
   const stats = newProxyStats();
   const history = new EventHistory(
     spans,
-    { perSession: DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, maxEvents: DEFAULT_MAX_BUFFERED_EVENTS, maxPayloadChars: DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS },
+    { perSession: DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, maxEvents: DEFAULT_MAX_BUFFERED_EVENTS },
     opts.requestSpanDelayMs <= 0,
   );
   const ctx: ProxyContext = {

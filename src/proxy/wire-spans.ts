@@ -38,6 +38,7 @@ import {
   SPAN_SSE_EVENT,
   SpanEmitter,
   type EventSlot,
+  digestHex,
   type JsonRpcInfo,
   type ResumeOutcome,
 } from './building-blocks.js';
@@ -143,7 +144,7 @@ export class WireSpans {
         [ATTR_SSE_EVENT_SEQ_SOURCE]: e.seqSource,
         [ATTR_SSE_STREAM_ID]: e.streamId,
         [ATTR_SSE_REPLAYED]: e.flag,
-        [ATTR_SSE_PAYLOAD_DIGEST]: e.digest,
+        [ATTR_SSE_PAYLOAD_DIGEST]: digestHex(e),
         [ATTR_SSE_PAYLOAD_BYTES]: e.bytes,
         [ATTR_JSONRPC_KIND]: e.kind,
         [ATTR_JSONRPC_REQUEST_ID]: e.rpcId,

@@ -24,6 +24,8 @@ export {
   EventRing,
   EventRingStore,
   EventSlot,
+  digestHex,
+  setDigestHex,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
   DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,

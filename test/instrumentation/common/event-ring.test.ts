@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventRing, EventRingStore } from '../../../packages/instrumentation/src/common/event-ring.js';
+import { digestHex, digestInto, EventRing, EventRingStore, EventSlot } from '../../../packages/instrumentation/src/common/event-ring.js';
+import { payloadDigest } from '../../../packages/instrumentation/src/common/session-key.js';
 import { EventIdTracker } from '../../../packages/instrumentation/src/server/event-id-tracker.js';
 import type { TransportState } from '../../../packages/instrumentation/src/server/internal-types.js';
 import type { RequestContext } from '../../../packages/instrumentation/src/server/request-context.js';
@@ -17,41 +18,37 @@ const ids = (store: EventRingStore, ring: EventRing): string[] => {
 
 describe('event ring store', () => {
   it('keeps the last perSession events of a session, oldest first, reusing its slots', () => {
-    const store = new EventRingStore(3, 100, 1000);
+    const store = new EventRingStore(3, 100);
     const ring = new EventRing();
     const firstSlots: unknown[] = [];
     for (let i = 1; i <= 7; i++) {
       const slot = store.next(ring);
       slot.id = `e${i}`;
       if (i <= 3) firstSlots.push(slot);
-      store.keepData(ring, slot, 'x'.repeat(10));
     }
     assert.deepEqual(ids(store, ring), ['e5', 'e6', 'e7']);
     assert.ok(ring.slots.every((s) => firstSlots.includes(s)), 'no slot allocated after the ring is full');
     assert.equal(store.bufferedEvents, 3);
-    assert.equal(store.bufferedPayloadChars, 30);
     store.release(ring);
     assert.equal(store.bufferedEvents, 0);
-    assert.equal(store.bufferedPayloadChars, 0);
   });
 
-  it('digests at once past the payload budget instead of keeping the text', () => {
-    const store = new EventRingStore(10, 100, 15);
-    const ring = new EventRing();
-    const a = store.next(ring);
-    assert.equal(store.keepData(ring, a, 'x'.repeat(10)), true);
-    const b = store.next(ring);
-    assert.equal(store.keepData(ring, b, 'y'.repeat(10)), false);
-    assert.equal(b.data, undefined);
-    assert.match(String(b.digest), /^[0-9a-f]{16}$/);
-    assert.equal(b.bytes, 10);
-    assert.equal(store.bufferedPayloadChars, 10);
+  it('keeps a digest and a size of the payload, not the payload', () => {
+    const slot = new EventSlot();
+    const data = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"message":"é"}}';
+    digestInto(slot, data);
+    assert.equal(digestHex(slot), payloadDigest(data));
+    assert.equal(slot.bytes, Buffer.byteLength(data, 'utf8'));
+    digestInto(slot, '');
+    assert.equal(digestHex(slot), payloadDigest(''));
+    assert.equal(slot.bytes, 0);
+    assert.ok(!Object.values(slot).includes(data));
   });
 
   it('a 10,000-stream server stays within maxBufferedEvents; the least recently grown history goes first', () => {
     const tr = tracing();
     const emitters = new ServerEmitters({ tracerProvider: tr.provider, salt: '', recordRawSessionId: false, logger: diag });
-    const store = new EventRingStore(32, 50_000, 1_000_000);
+    const store = new EventRingStore(32, 50_000);
     const sse = new SseRecorder(emitters, store, 10_000);
     const states: TransportState[] = [];
     const ctx = { method: 'POST', headers: {}, parent: undefined, lastEventId: undefined } as unknown as RequestContext;

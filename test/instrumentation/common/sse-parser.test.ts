@@ -41,6 +41,17 @@ describe('SseParser', () => {
     assert.equal(p.oversized, 1);
   });
 
+  it('assembles a long line from many small chunks (joined once its end comes)', () => {
+    const data = 'q'.repeat(200_000);
+    const text = `id: long\ndata: ${data}\r\n\r\nid: after\ndata: 2\n\n`;
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += 977) chunks.push(text.slice(i, i + 977));
+    assert.deepEqual(feedAll(new SseParser(), chunks), [
+      { id: 'long', event: 'message', data },
+      { id: 'after', event: 'message', data: '2' },
+    ]);
+  });
+
   it('does not buffer an unterminated line past the bound', () => {
     const p = new SseParser(1000);
     let out = p.push('id: big\ndata: ');

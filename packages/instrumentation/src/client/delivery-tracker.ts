@@ -16,17 +16,17 @@ import {
   SPAN_SSE_EVENT,
 } from '../semconv.js';
 import { epochNow } from '../common/deferred-requests.js';
-import { EventRing } from '../common/event-ring.js';
+import { digestHex, digestInto, EventRing } from '../common/event-ring.js';
+import { hashId } from '../common/id-table.js';
 import { parseEventId } from '../common/incarnation.js';
 import { payloadDigest } from '../common/session-key.js';
+import { detach } from '../common/scan-message.js';
 import type { SseEvent } from '../common/sse-parser.js';
 import type { ClientCore } from './client-core.js';
 import { boundedSessionId } from './http-message.js';
 import { inspectData, inspectMessage, sameMessage } from './inspect-message.js';
-import type { Attrs, Channel, Delivery, PendingEvent } from './internal-types.js';
+import type { Attrs, Channel, Delivery, PendingEvent, StreamTap } from './internal-types.js';
 import type { AttachableTransport } from './types.js';
-
-const EMPTY_DIGEST = payloadDigest('');
 
 /**
  * Whether each wire event reached the SDK: `forkwatch.sse.event` with `forkwatch.client.delivery`
@@ -53,43 +53,34 @@ export class DeliveryTracker {
     this.armed.clear();
   }
 
-  onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, streamId: string, ctx: Context): void {
+  onSseEvent(channel: Channel, ev: SseEvent, sessionId: string | undefined, tap: StreamTap, ctx: Context): void {
     if (ev.id === undefined) return;
     const core = this.core;
     const state = sessionId ? core.session(sessionId) : undefined;
-    if (state === undefined || state.hot) return this.record(channel, ev as SseEvent & { id: string }, sessionId, streamId, ctx);
+    if (state === undefined || state.hot) return this.record(channel, ev as SseEvent & { id: string }, sessionId, tap, ctx);
     // A cold session: only what later events and a later moment need is kept, nothing is parsed
     // unless the data can carry an incarnation (an InitializeResult's _meta).
     if (ev.data.includes(META_INCARNATION)) {
       const info = inspectData(ev.data, core.maxParseChars);
       if (info.incarnation) state.incarnation = info.incarnation;
     }
-    const seen = state.seen;
-    const seenBefore = seen.has(ev.id);
-    seen.set(ev.id, true);
-    // Counter ids repeat across sessions: index them under the session.
-    core.streamIndex.set(`${sessionId}\u0000${ev.id}`, streamId);
+    // Ids are kept hashed, with the stream they came on: no string per event outlives it.
+    const seenBefore = core.noteEvent(state, tap, hashId(ev.id));
     if (!core.emitter.enabled) return;
-    const rings = core.rings;
     const ring = (state.ring ??= new EventRing());
-    const slot = rings.next(ring);
-    slot.id = ev.id;
-    slot.streamId = streamId;
+    const slot = core.rings.next(ring);
+    slot.id = detach(ev.id);
+    slot.streamId = tap.streamId;
     slot.flag = seenBefore;
     slot.at = epochNow();
     slot.origin = ctx;
-    if (ev.data === '') {
-      slot.data = undefined;
-      slot.digest = EMPTY_DIGEST;
-      slot.bytes = 0;
-      slot.kind = 'none';
-    } else if (!rings.keepData(ring, slot, ev.data)) {
-      const info = inspectData(ev.data, core.maxParseChars);
-      slot.kind = info.kind;
-      slot.rpcId = info.id;
-      slot.method = info.method;
-      slot.token = info.progressToken;
-    }
+    // Digested and read now: the text is not kept (it would outlive its chunk in the old generation).
+    digestInto(slot, ev.data);
+    const m = core.scanner.scan(ev.data);
+    slot.kind = m.kind;
+    slot.rpcId = m.id;
+    slot.method = m.method;
+    slot.token = m.progressToken;
   }
 
   /**
@@ -106,14 +97,6 @@ export class DeliveryTracker {
     const core = this.core;
     const inc = core.incarnationAttrs(sessionId);
     core.rings.forEach(ring, (slot) => {
-      const data = slot.data;
-      if (data !== undefined) {
-        const info = inspectData(data, core.maxParseChars);
-        slot.kind = info.kind;
-        slot.rpcId = info.id;
-        slot.method = info.method;
-        slot.token = info.progressToken;
-      }
       const parsed = parseEventId(slot.id);
       core.emitter.emit(
         SPAN_SSE_EVENT,
@@ -123,14 +106,14 @@ export class DeliveryTracker {
           [ATTR_SSE_EVENT_SEQ]: parsed.seq,
           [ATTR_SSE_EVENT_SEQ_SOURCE]: parsed.source,
           [ATTR_SSE_STREAM_ID]: slot.streamId,
-          [ATTR_SSE_PAYLOAD_DIGEST]: data !== undefined ? payloadDigest(data) : slot.digest,
-          [ATTR_SSE_PAYLOAD_BYTES]: data !== undefined ? Buffer.byteLength(data, 'utf8') : slot.bytes,
+          [ATTR_SSE_PAYLOAD_DIGEST]: digestHex(slot),
+          [ATTR_SSE_PAYLOAD_BYTES]: slot.bytes,
           [ATTR_JSONRPC_KIND]: slot.kind,
           [ATTR_JSONRPC_REQUEST_ID]: slot.rpcId,
           [ATTR_MCP_METHOD_NAME]: slot.method,
           [ATTR_PROGRESS_TOKEN]: slot.token,
           [ATTR_CLIENT_SEEN_BEFORE]: slot.flag,
-          [ATTR_CLIENT_DELIVERY]: slot.kind === 'none' && data === undefined && slot.bytes === 0 ? 'no_payload' : undefined,
+          [ATTR_CLIENT_DELIVERY]: slot.kind === 'none' && slot.bytes === 0 ? 'no_payload' : undefined,
           ...inc,
         },
         slot.origin as Context,
@@ -142,18 +125,15 @@ export class DeliveryTracker {
   }
 
   /** An event of a hot session (or one without a session id): recorded, and its delivery awaited, as it arrives. */
-  private record(channel: Channel, ev: SseEvent & { id: string }, sessionId: string | undefined, streamId: string, ctx: Context): void {
+  private record(channel: Channel, ev: SseEvent & { id: string }, sessionId: string | undefined, tap: StreamTap, ctx: Context): void {
     const core = this.core;
     const info = inspectData(ev.data, core.maxParseChars);
     if (info.incarnation && sessionId) core.session(sessionId).incarnation = info.incarnation;
+    const hash = hashId(ev.id);
     let seenBefore: boolean | undefined;
-    if (sessionId) {
-      const seen = core.session(sessionId).seen;
-      seenBefore = seen.has(ev.id);
-      seen.set(ev.id, true);
-    }
-    // Counter ids repeat across sessions: index them under the session.
-    core.streamIndex.set(`${sessionId ?? ''}\u0000${ev.id}`, streamId);
+    if (sessionId) seenBefore = core.noteEvent(core.session(sessionId), tap, hash);
+    else core.noteEvent(core.noSession, tap, hash);
+    const streamId = tap.streamId!;
     const parsed = parseEventId(ev.id);
     const attrs: Attrs = {
       [ATTR_SSE_EVENT_ID]: ev.id,

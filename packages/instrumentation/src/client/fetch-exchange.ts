@@ -26,7 +26,7 @@ import type { ClientCore } from './client-core.js';
 import type { DeliveryTracker } from './delivery-tracker.js';
 import { boundedSessionId, mayHaveBody, mediaType, readRequest, withBody, type OutgoingRequest } from './http-message.js';
 import { inspectMessage } from './inspect-message.js';
-import type { Channel } from './internal-types.js';
+import type { Channel, SessionState, StreamTap } from './internal-types.js';
 import { observeBody, observeBodyInPlace, type BodyObserver } from './observe-body.js';
 import { TraceContextInjector } from './trace-context-injector.js';
 import type { FetchLike } from './types.js';
@@ -186,7 +186,9 @@ export class FetchExchange {
     const events = tap.push(t);
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
-      if (ev.id !== undefined) this.delivery.onSseEvent(tap.channel, ev, tap.sessionId, this.streamIdOf(tap), tap.ctx);
+      if (ev.id === undefined) continue;
+      this.streamIdOf(tap);
+      this.delivery.onSseEvent(tap.channel, ev, tap.sessionId, tap, tap.ctx);
     }
     this.core.oversized += tap.oversized;
     tap.oversized = 0;
@@ -201,7 +203,7 @@ export class FetchExchange {
       const firstId = this.infosOf(req, tap.infos).find((i) => i.id !== undefined)?.id;
       name = `post:${firstId ?? ''}`;
     } else {
-      name = tap.lastEventId !== undefined ? (this.core.streamIndex.get(`${tap.presented ?? ''}\u0000${tap.lastEventId}`) ?? 'get') : 'get';
+      name = tap.lastEventId !== undefined ? (this.core.streamOf(tap.presented, tap.lastEventId) ?? 'get') : 'get';
     }
     tap.streamId = name;
     return name;
@@ -213,8 +215,10 @@ export class FetchExchange {
  * a separate parser per request were garbage on the host's hot path). Only events with an id are
  * assembled (the others are never recorded).
  */
-class SseTap extends SseParser implements BodyObserver {
+class SseTap extends SseParser implements BodyObserver, StreamTap {
   streamId: string | undefined;
+  serial = -1;
+  serialOwner: SessionState | undefined;
 
   constructor(
     private readonly handler: (tap: SseTap, text: string) => void,

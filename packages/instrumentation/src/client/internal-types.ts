@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { EventRing } from '../common/event-ring.js';
-import type { BoundedMap } from './bounded-map.js';
+import type { IdTable } from '../common/id-table.js';
 import type { MessageInfo } from './inspect-message.js';
 import type { FetchLike } from './types.js';
 
@@ -49,9 +49,26 @@ export interface Channel {
 
 export interface SessionState {
   incarnation: string | undefined;
-  seen: BoundedMap<string, true>;
+  /**
+   * Event ids received on this session id (hashed), each with the serial of the stream it came on
+   * last (for `forkwatch.client.seen_before` and to name a resumed stream).
+   */
+  seen: IdTable;
+  /** Names of the session's last streams, by serial modulo their bound (a ring). */
+  streams: string[];
+  /** Streams numbered so far (the next serial). */
+  streamCount: number;
   /** Recent SSE events not emitted yet (docs/telemetry.md, "When event history is emitted"). */
   ring: EventRing | undefined;
   /** A moment happened on this session: its events are emitted as they arrive. */
   hot: boolean;
+}
+
+/** A response stream as the session state numbers it (see ClientCore.noteEvent). */
+export interface StreamTap {
+  /** Its name (`get`, `post:<jsonrpc id>`, or the name of the stream it resumes), set before its first event is noted. */
+  streamId: string | undefined;
+  /** Its serial in {@link serialOwner}'s stream names. */
+  serial: number;
+  serialOwner: SessionState | undefined;
 }

@@ -12,6 +12,8 @@ export interface SsePiece {
  */
 export class SseBlockSplitter {
   private buf = '';
+  /** Leading chars of `buf` known to hold no line end. */
+  private scanned = 0;
   private block = '';
   private passing = false;
   /** Part of the current line was already passed on (passing mode): its end is not a blank line. */
@@ -23,8 +25,10 @@ export class SseBlockSplitter {
     const out: SsePiece[] = [];
     this.buf += text;
     let start = 0;
+    // What is left of `buf` from the last push holds no line end: only the new text is scanned.
+    let from = this.scanned;
     for (;;) {
-      const nl = this.lineEnd(start);
+      const nl = this.lineEnd(from > start ? from : start);
       if (nl < 0) break;
       const end = nl + (this.buf[nl] === '\r' && this.buf[nl + 1] === '\n' ? 2 : 1);
       const blank = nl === start && !this.midLine;
@@ -43,15 +47,19 @@ export class SseBlockSplitter {
       }
     }
     this.buf = this.buf.slice(start);
+    // A CR at the very end may start a CRLF: scanned again with the next text.
+    this.scanned = this.buf.length > 0 && this.buf.charCodeAt(this.buf.length - 1) === 13 ? this.buf.length - 1 : this.buf.length;
     if (this.block.length + this.buf.length > this.maxChars) {
       out.push({ text: this.block + this.buf, complete: false });
       this.midLine = this.buf.length > 0;
       this.block = '';
       this.buf = '';
+      this.scanned = 0;
       this.passing = true;
     } else if (this.passing && this.buf.length > 0) {
       out.push({ text: this.buf, complete: false });
       this.buf = '';
+      this.scanned = 0;
       this.midLine = true;
     }
     return out;
@@ -62,6 +70,7 @@ export class SseBlockSplitter {
     const r = this.block + this.buf;
     this.block = '';
     this.buf = '';
+    this.scanned = 0;
     return r;
   }
 

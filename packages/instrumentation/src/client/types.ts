@@ -58,11 +58,19 @@ export interface ClientInstrumentationOptions extends ClientCommonOptions {
   maxBufferedEventsPerSession?: number;
   /** Events kept across all sessions; past it the session whose buffer grew least recently is dropped whole. Default 65,536. */
   maxBufferedEvents?: number;
-  /** Payload chars of buffered events kept by reference (parsed and digested only if emitted); past it events are digested on arrival. Default 8 Mi. */
+  /**
+   * Ignored (accepted so existing options still type-check): no payload text is kept, every
+   * buffered event is digested and read as it arrives.
+   * @deprecated
+   */
   maxBufferedPayloadChars?: number;
   /** Largest POST body / JSON response (chars) parsed for JSON-RPC ids. Default 1 MiB. */
   maxParseChars?: number;
-  /** Event id → stream id entries kept to name resumed streams. Default 4096. */
+  /**
+   * Stream names kept per session to name a resumed GET stream after the stream its
+   * `Last-Event-ID` came on (the event ids themselves are the `maxSeenEventsPerSession` ones).
+   * Default 256.
+   */
   maxStreamIndex?: number;
   /** Mark spans `forkwatch.guarded` (a ClientGuard sits above this instrumentation). Default false. */
   guarded?: boolean;

@@ -1,16 +1,21 @@
-import { payloadDigest } from './session-key.js';
+import { sha256Hex } from './session-key.js';
 
 /** Default of `maxBufferedEventsPerSession`: recent events a session keeps for a possible moment. */
 export const DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION = 256;
 /** Default of `maxBufferedEvents`: event slots kept across all sessions of one instrumentation. */
 export const DEFAULT_MAX_BUFFERED_EVENTS = 65_536;
-/** Default of `maxBufferedPayloadChars`: payload text kept (by reference) for digests computed only if emitted. */
+/**
+ * Former default of `maxBufferedPayloadChars`. Payload text is no longer kept (each event is
+ * digested and read as it passes), so the option is accepted and ignored.
+ */
 export const DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS = 8 * 1024 * 1024;
 
 /**
- * One recorded SSE event. Slots are reused once a ring wraps: after a ring's first
- * `maxBufferedEventsPerSession` events, recording an event allocates nothing. Every field is
- * present from the start (one hidden class for every slot).
+ * One recorded SSE event: what `forkwatch.sse.event` would carry, and nothing that keeps the
+ * event's text alive (no payload, and every string detached from the frame it was cut from).
+ * Slots are reused once a ring wraps: after a ring's first `maxBufferedEventsPerSession` events,
+ * recording an event allocates nothing here. Every field is present from the start (one hidden
+ * class for every slot).
  */
 export class EventSlot {
   id = '';
@@ -20,10 +25,9 @@ export class EventSlot {
   streamId: string | undefined = undefined;
   /** Server: sent before in this incarnation. Client: seen before on this session id. */
   flag: boolean | undefined = undefined;
-  /** The SSE data, kept by reference while the payload budget allows: parsed and digested only if emitted. */
-  data: string | undefined = undefined;
-  /** Digest and message fields, computed at once when `data` could not be kept. */
-  digest: string | undefined = undefined;
+  /** The payload digest (first 64 bits of SHA-256, see {@link digestHex}) as two 32-bit halves. */
+  digestHi = 0;
+  digestLo = 0;
   bytes = 0;
   kind: string | undefined = undefined;
   rpcId: string | undefined = undefined;
@@ -35,32 +39,60 @@ export class EventSlot {
   origin: unknown = undefined;
 }
 
+/** `forkwatch.sse.payload.digest` of a slot: 16 lowercase hex chars. */
+export function digestHex(slot: EventSlot): string {
+  return hex8(slot.digestHi) + hex8(slot.digestLo);
+}
+
+/** SHA-256 of the empty string (e3b0c442 98fc1c14...): the priming event's digest. */
+const EMPTY_HI = 0xe3b0c442;
+const EMPTY_LO = 0x98fc1c14;
+
+function hex8(n: number): string {
+  return n.toString(16).padStart(8, '0');
+}
+
+/** Sets the slot's digest from a `forkwatch.sse.payload.digest` value (16 hex chars) computed elsewhere. */
+export function setDigestHex(slot: EventSlot, hex: string): void {
+  slot.digestHi = parseInt(hex.slice(0, 8), 16) || 0;
+  slot.digestLo = parseInt(hex.slice(8, 16), 16) || 0;
+}
+
+/** Digests `data` into the slot (SHA-256, first 64 bits), with its UTF-8 length. */
+export function digestInto(slot: EventSlot, data: string): void {
+  if (data.length === 0) {
+    slot.digestHi = EMPTY_HI;
+    slot.digestLo = EMPTY_LO;
+    slot.bytes = 0;
+    return;
+  }
+  const hex = sha256Hex(data);
+  slot.digestHi = parseInt(hex.slice(0, 8), 16);
+  slot.digestLo = parseInt(hex.slice(8, 16), 16);
+  slot.bytes = Buffer.byteLength(data, 'utf8');
+}
+
 /** The recent events of one session, oldest first, as a circular buffer of reused slots. */
 export class EventRing {
   readonly slots: EventSlot[] = [];
   /** Index of the oldest slot once the ring has wrapped. */
   head = 0;
-  /** Payload chars this ring holds against the store's budget. */
-  chars = 0;
 }
 
 /**
  * The rings of one instrumentation, bounded per session and in total: a ring grows to
  * `perSession` slots and then overwrites its oldest; when all rings together hold `maxEvents`
  * slots, the ring that grew least recently is dropped whole to make room (an idle session's
- * history goes before a busy one's). Payload text is kept by reference only while the total stays
- * under `maxPayloadChars`; past it, events are digested when recorded instead.
+ * history goes before a busy one's).
  */
 export class EventRingStore {
   private slotsInUse = 0;
-  private charsInUse = 0;
   /** Rings by the order in which they last grew (Map insertion order); the first goes first. */
   private readonly growth = new Map<EventRing, true>();
 
   constructor(
     readonly perSession: number,
     readonly maxEvents: number,
-    readonly maxPayloadChars: number,
   ) {}
 
   /** Slots held across all rings (always <= maxEvents). */
@@ -68,12 +100,7 @@ export class EventRingStore {
     return this.slotsInUse;
   }
 
-  /** Payload chars held by reference across all rings (always <= maxPayloadChars). */
-  get bufferedPayloadChars(): number {
-    return this.charsInUse;
-  }
-
-  /** The slot for a new event of `ring`, reset except for the fields the caller fills. */
+  /** The slot for a new event of `ring`; the caller sets every field (a reused slot holds its last event's). */
   next(ring: EventRing): EventSlot {
     const slots = ring.slots;
     if (slots.length < this.perSession) {
@@ -90,23 +117,7 @@ export class EventRingStore {
     }
     const slot = slots[ring.head]!;
     ring.head = ring.head + 1 === slots.length ? 0 : ring.head + 1;
-    this.forgetData(ring, slot);
-    slot.digest = slot.kind = slot.rpcId = slot.method = slot.token = undefined;
     return slot;
-  }
-
-  /** Keeps `data` on the slot if the payload budget allows; else digests it now and returns false. */
-  keepData(ring: EventRing, slot: EventSlot, data: string): boolean {
-    if (this.charsInUse + data.length <= this.maxPayloadChars) {
-      slot.data = data;
-      ring.chars += data.length;
-      this.charsInUse += data.length;
-      return true;
-    }
-    slot.data = undefined;
-    slot.digest = payloadDigest(data);
-    slot.bytes = Buffer.byteLength(data, 'utf8');
-    return false;
   }
 
   /** Visits the ring's events oldest first. */
@@ -120,18 +131,8 @@ export class EventRingStore {
   release(ring: EventRing): void {
     if (!this.growth.delete(ring) && ring.slots.length === 0) return;
     this.slotsInUse -= ring.slots.length;
-    this.charsInUse -= ring.chars;
     ring.slots.length = 0;
     ring.head = 0;
-    ring.chars = 0;
-  }
-
-  private forgetData(ring: EventRing, slot: EventSlot): void {
-    const d = slot.data;
-    if (d === undefined) return;
-    ring.chars -= d.length;
-    this.charsInUse -= d.length;
-    slot.data = undefined;
   }
 
   private evictOldest(except: EventRing): void {

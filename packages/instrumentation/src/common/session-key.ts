@@ -1,4 +1,8 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
+
+const { createHash } = crypto;
+/** One-shot crypto.hash (Node >= 20.12, 21.7): no Hash object per digest. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 
 /** Hex characters kept of the session key digest (128 bits). */
 export const SESSION_KEY_HEX_CHARS = 32;
@@ -33,5 +37,10 @@ export function sessionKey(sessionId: string, salt: string): string {
 
 /** `forkwatch.sse.payload.digest`: first 16 hex chars of SHA-256 of the SSE data field. */
 export function payloadDigest(data: string): string {
-  return createHash('sha256').update(data, 'utf8').digest('hex').slice(0, PAYLOAD_DIGEST_HEX_CHARS);
+  return sha256Hex(data).slice(0, PAYLOAD_DIGEST_HEX_CHARS);
+}
+
+/** SHA-256 of `data` (UTF-8), 64 lowercase hex chars. */
+export function sha256Hex(data: string): string {
+  return oneShot !== undefined ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data, 'utf8').digest('hex');
 }

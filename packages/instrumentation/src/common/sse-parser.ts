@@ -21,6 +21,9 @@ export const DEFAULT_MAX_EVENT_CHARS = 1024 * 1024;
  */
 export class SseParser {
   private buf = '';
+  /** Chunks that continue the unfinished line in `buf`, not yet joined to it. */
+  private pending: string[] = [];
+  private pendingChars = 0;
   private id: string | undefined;
   private event = '';
   private data: string[] = [];
@@ -42,6 +45,24 @@ export class SseParser {
   /** Feeds a chunk of text; returns the events it completed (a shared empty array when none). */
   push(chunk: string): readonly SseEvent[] {
     if (this.idsOnly && this.idFree(chunk)) return NO_EVENTS;
+    if (this.buf.length > 0 && this.buf.charCodeAt(this.buf.length - 1) !== 13 && chunk.indexOf('\n') < 0 && chunk.indexOf('\r') < 0) {
+      // Still inside one line: its pieces are listed and joined once, when its end comes (a
+      // concatenation and a rescan per chunk made a long line cost its length squared).
+      this.pending.push(chunk);
+      this.pendingChars += chunk.length;
+      if (this.buf.length + this.pendingChars > this.maxEventChars) {
+        this.buf = '';
+        this.pending = [];
+        this.pendingChars = 0;
+        this.beginSkip();
+      }
+      return NO_EVENTS;
+    }
+    if (this.pendingChars > 0) {
+      chunk = this.pending.join('') + chunk;
+      this.pending = [];
+      this.pendingChars = 0;
+    }
     const out: SseEvent[] = [];
     this.buf += chunk;
     let start = 0;

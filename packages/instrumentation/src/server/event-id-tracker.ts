@@ -1,35 +1,38 @@
+import { hashId, IdTable } from '../common/id-table.js';
+
 /** Default of `maxTrackedEventIds`: event ids remembered per incarnation. */
 export const DEFAULT_MAX_TRACKED_EVENT_IDS = 1024;
 
 /**
  * The event ids one incarnation has sent, with the sequence each was given, bounded: past
  * `max` the oldest are forgotten and `evicted` counts them (then "not seen" means "unknown").
+ * Ids are kept as 53-bit hashes in typed arrays ({@link IdTable}): an id string kept per event
+ * would keep the text of the frame it was cut from alive, and the host's GC would copy it into
+ * the old generation.
  */
 export class EventIdTracker {
-  private readonly ids = new Map<string, number>();
-  /** Ids forgotten to stay within the bound. */
-  evicted = 0;
+  private readonly ids: IdTable;
   /** Highest sequence handed out by {@link nextObservedSeq}. */
   observedSeq = 0;
 
-  constructor(private readonly max = DEFAULT_MAX_TRACKED_EVENT_IDS) {}
-
-  /** The sequence recorded for `id`, or undefined when not (or no longer) tracked. */
-  get(id: string): number | undefined {
-    return this.ids.get(id);
+  constructor(max = DEFAULT_MAX_TRACKED_EVENT_IDS) {
+    this.ids = new IdTable(max);
   }
 
-  /** Records `id` (with its sequence, 0 when unknown); no-op if already tracked. */
-  add(id: string, seq: number): void {
-    if (this.ids.has(id)) return;
-    if (this.ids.size >= this.max) {
-      const oldest = this.ids.keys().next();
-      if (!oldest.done) {
-        this.ids.delete(oldest.value);
-        this.evicted++;
-      }
-    }
-    this.ids.set(id, seq);
+  /** Ids forgotten to stay within the bound. */
+  get evicted(): number {
+    return this.ids.evicted;
+  }
+
+  /** The sequence recorded for the id of `hash` ({@link hashId}), or undefined when not (or no longer) tracked. */
+  get(hash: number): number | undefined {
+    return this.ids.get(hash);
+  }
+
+  /** Records the id of `hash` (with its sequence, 0 when unknown); no-op if already tracked. */
+  add(hash: number, seq: number): void {
+    if (this.ids.has(hash)) return;
+    this.ids.set(hash, seq);
   }
 
   nextObservedSeq(): number {
@@ -38,7 +41,7 @@ export class EventIdTracker {
 
   /** true: tracked; false: certainly never sent; undefined: can't tell (ids were forgotten). */
   knows(id: string): boolean | undefined {
-    if (this.ids.has(id)) return true;
-    return this.evicted === 0 ? false : undefined;
+    if (this.ids.has(hashId(id))) return true;
+    return this.ids.evicted === 0 ? false : undefined;
   }
 }

@@ -60,17 +60,25 @@ export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEve
 
   const feed = (chunk: unknown, encoding: unknown): void => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    let bytes: Buffer;
-    if (typeof chunk === 'string') {
-      // Through the same decoder as byte chunks: a write may end inside a multi-byte character.
-      bytes = Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-    } else if (chunk instanceof Uint8Array) {
-      bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let text: string;
+    if (typeof chunk === 'string' && decoder === undefined && (typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8')) {
+      // A UTF-8 string while no byte chunk came before (nothing half-decoded): its text is the
+      // string itself. What SDK servers write; encoding it to bytes and back was pure cost.
+      text = chunk;
     } else {
-      return;
+      let bytes: Buffer;
+      if (typeof chunk === 'string') {
+        // Through the same decoder as byte chunks: a write may end inside a multi-byte character.
+        bytes = Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+      } else if (chunk instanceof Uint8Array) {
+        bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      } else {
+        return;
+      }
+      decoder ??= new StringDecoder('utf8');
+      text = decoder.write(bytes);
     }
-    decoder ??= new StringDecoder('utf8');
-    const events = parser!.push(decoder.write(bytes));
+    const events = parser!.push(text);
     for (let i = 0; i < events.length; i++) {
       try {
         hooks.onSseEvent!(events[i]!);

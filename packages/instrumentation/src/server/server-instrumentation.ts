@@ -6,7 +6,6 @@ import { newIncarnation } from '../common/incarnation.js';
 import {
   DEFAULT_MAX_BUFFERED_EVENTS,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
-  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
   EventRingStore,
 } from '../common/event-ring.js';
 import { describeMessage } from '../common/jsonrpc-info.js';
@@ -54,7 +53,6 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const store = new EventRingStore(
     intOption(logger, 'maxBufferedEventsPerSession', options.maxBufferedEventsPerSession, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION),
     intOption(logger, 'maxBufferedEvents', options.maxBufferedEvents, DEFAULT_MAX_BUFFERED_EVENTS),
-    intOption(logger, 'maxBufferedPayloadChars', options.maxBufferedPayloadChars, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, 0),
   );
   const sse = new SseRecorder(emitters, store, maxTrackedSessions);
   const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds, sse);

@@ -20,12 +20,13 @@ import {
   SPAN_SSE_EVENT,
 } from '../semconv.js';
 import { epochNow } from '../common/deferred-requests.js';
-import { EventRing, type EventRingStore, type EventSlot } from '../common/event-ring.js';
+import { digestHex, digestInto, EventRing, type EventRingStore, type EventSlot } from '../common/event-ring.js';
+import { hashId } from '../common/id-table.js';
 import { parseEventId } from '../common/incarnation.js';
-import { describeText, type JsonRpcInfo } from '../common/jsonrpc-info.js';
-import { payloadDigest } from '../common/session-key.js';
+import { detach, MessageScanner } from '../common/scan-message.js';
 import type { SpanEmitter } from '../common/span-emitter.js';
 import type { SseEvent } from '../common/sse-parser.js';
+import { DEFAULT_MAX_PARSE_CHARS } from '../common/jsonrpc-info.js';
 import type { Attrs, TransportState } from './internal-types.js';
 import { otelContextOf, rootOf, type RequestContext } from './request-context.js';
 import { resumeOutcome } from './resume-outcome.js';
@@ -35,8 +36,6 @@ import type { SessionEndReason } from './types.js';
 
 /** The SDK's stream id of the standalone GET stream. */
 const STANDALONE_STREAM_ID = '_GET_stream';
-const NONE: JsonRpcInfo = { kind: 'none' };
-const EMPTY_DIGEST = payloadDigest('');
 
 /**
  * What a transport sent on its SSE streams (`forkwatch.sse.event`), and resumes (`forkwatch.resume`).
@@ -47,12 +46,17 @@ const EMPTY_DIGEST = payloadDigest('');
 export class SseRecorder {
   /** Rings of incarnations that ended other than by the client's DELETE, by raw session id: a later resume or rehydration of the id emits them. */
   private readonly retired = new Map<string, TransportState[]>();
+  /** Reads each recorded event's message (one scanner, refilled per event). */
+  private readonly scanner: MessageScanner;
 
   constructor(
     private readonly emitters: ServerEmitters,
     private readonly store: EventRingStore,
     private readonly maxRetired: number,
-  ) {}
+    maxParseChars = DEFAULT_MAX_PARSE_CHARS,
+  ) {
+    this.scanner = new MessageScanner(maxParseChars, true);
+  }
 
   lastEventFound(state: TransportState, ctx: RequestContext, lastEventId: string): boolean | undefined {
     // An incarnation born while this request was in flight has sent nothing it could resume.
@@ -88,7 +92,8 @@ export class SseRecorder {
     if (ev.id === undefined) return;
     const id = ev.id;
     const parsed = parseEventId(id);
-    const known = state.tracker.get(id);
+    const hash = hashId(id);
+    const known = state.tracker.get(hash);
     let seq: number | undefined;
     let seqSource: string | undefined;
     if (parsed.seq !== undefined) {
@@ -99,29 +104,27 @@ export class SseRecorder {
       seqSource = 'observed';
     }
     // Kept whether or not spans are recorded: a resume's last_event_found is answered from it.
-    state.tracker.add(id, seq);
+    state.tracker.add(hash, seq);
     const emitter = this.emitters.of(state);
     if (!emitter.enabled) return;
     let streamId = state.link?.streamIdOf(id);
     if (streamId === undefined && ctx.method === 'GET' && ctx.lastEventId === undefined) streamId = STANDALONE_STREAM_ID;
-    const store = this.store;
     const ring = (state.ring ??= new EventRing());
-    const slot = store.next(ring);
-    slot.id = id;
+    const slot = this.store.next(ring);
+    slot.id = detach(id);
     slot.seq = seq;
     slot.seqSource = seqSource;
     slot.streamId = streamId;
     slot.flag = known !== undefined;
     slot.at = epochNow();
     slot.origin = ctx;
-    if (ev.data === '') {
-      slot.data = undefined;
-      slot.digest = EMPTY_DIGEST;
-      slot.bytes = 0;
-      slot.kind = 'none';
-    } else if (!store.keepData(ring, slot, ev.data)) {
-      setInfo(slot, describeText(ev.data)[0] ?? NONE);
-    }
+    // Digested and read now: the text is not kept (it would outlive the frame in the old generation).
+    digestInto(slot, ev.data);
+    const m = this.scanner.scan(ev.data);
+    slot.kind = m.kind;
+    slot.rpcId = m.id;
+    slot.method = m.method;
+    slot.token = m.method === 'notifications/progress' ? m.progressToken : undefined;
     if (state.hot) this.flush(state);
   }
 
@@ -178,10 +181,8 @@ export class SseRecorder {
   }
 
   private emitSlot(emitter: SpanEmitter, sessionId: string | undefined, inc: Attrs, slot: EventSlot): void {
-    const data = slot.data;
-    if (data !== undefined) setInfo(slot, describeText(data)[0] ?? NONE);
-    const digest = data !== undefined ? payloadDigest(data) : slot.digest;
-    const bytes = data !== undefined ? Buffer.byteLength(data, 'utf8') : slot.bytes;
+    const digest = digestHex(slot);
+    const bytes = slot.bytes;
     const ctx = slot.origin as RequestContext;
     emitter.emit(
       SPAN_SSE_EVENT,
@@ -206,11 +207,4 @@ export class SseRecorder {
     );
     slot.origin = undefined;
   }
-}
-
-function setInfo(slot: EventSlot, info: JsonRpcInfo): void {
-  slot.kind = info.kind;
-  slot.rpcId = info.id;
-  slot.method = info.method;
-  slot.token = info.method === 'notifications/progress' ? info.progressToken : undefined;
 }

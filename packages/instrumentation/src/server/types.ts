@@ -42,8 +42,9 @@ export interface ServerInstrumentationOptions {
   /** Events kept across all sessions; past it the session whose buffer grew least recently is dropped whole. Default 65,536. */
   maxBufferedEvents?: number;
   /**
-   * Payload chars (UTF-16) of buffered events kept by reference so they are parsed and digested
-   * only if emitted; past it events are digested when sent. 0 digests every event when sent. Default 8 Mi.
+   * Ignored (accepted so existing options still type-check): no payload text is kept, every
+   * buffered event is digested and read as it is sent.
+   * @deprecated
    */
   maxBufferedPayloadChars?: number;
   /**

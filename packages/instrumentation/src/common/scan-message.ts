@@ -1,0 +1,309 @@
+import { describeText, type JsonRpcInfo } from './jsonrpc-info.js';
+
+/**
+ * What the event ring keeps of one SSE event's JSON-RPC message: the fields of
+ * {@link describeMessage} that `forkwatch.sse.event` carries. One object, refilled per scan.
+ */
+export interface ScannedMessage {
+  kind: JsonRpcInfo['kind'];
+  id: string | undefined;
+  method: string | undefined;
+  /** `params.progressToken` of a `notifications/progress`, else `params._meta.progressToken`. */
+  progressToken: string | undefined;
+}
+
+/**
+ * `s` as a string of its own. A slice of 13 or more chars is a view into the string it was cut
+ * from (V8's SlicedString): a record that kept an event id or a token cut from an SSE frame kept
+ * the whole frame alive. Appending a char and cutting it off again makes V8 flatten the pair
+ * into a fresh string, which the result then views: the frame is let go, for any code units, in
+ * JavaScript alone (a copy through a Buffer cost two native calls).
+ */
+export function detach(s: string): string {
+  if (s.length < 13) return s;
+  return (s + ' ').slice(0, -1);
+}
+
+/** Method names seen, by their text: a method kept per event is one shared string. */
+const methods = new Map<string, string>();
+const MAX_METHODS = 256;
+
+function internMethod(s: string): string {
+  const hit = methods.get(s);
+  if (hit !== undefined) return hit;
+  const own = detach(s);
+  if (methods.size < MAX_METHODS) methods.set(own, own);
+  return own;
+}
+
+const Q = 34; // "
+const BS = 92; // \
+
+/**
+ * Reads kind, id, method and progress token of one JSON-RPC message from its text in one pass,
+ * without building it (JSON.parse of every SSE event was most of the ring's cost). Only the top
+ * level and `params` (and its `_meta`) are read; nested values are skipped by matching brackets
+ * and strings. Anything it does not read plainly (a batch, escapes in a key or a wanted string,
+ * a malformed top level) goes to JSON.parse, so the answer is describeMessage's. Never throws.
+ * Strings it returns are detached from `text` ({@link detach}).
+ */
+export class MessageScanner implements ScannedMessage {
+  kind: JsonRpcInfo['kind'] = 'none';
+  id: string | undefined = undefined;
+  method: string | undefined = undefined;
+  progressToken: string | undefined = undefined;
+  private text = '';
+  private pos = 0;
+  private hasId = false;
+  private hasResult = false;
+  private hasError = false;
+  private paramsToken: string | undefined = undefined;
+  private metaToken: string | undefined = undefined;
+  /** The last string or number read by {@link value} (a slice of the text), undefined for any other value. */
+  private scalar: string | undefined = undefined;
+  /** The last string {@link stringEnd} passed had an escape. */
+  private escaped = false;
+
+  /**
+   * @param maxChars larger texts are not read (kind `none`)
+   * @param firstOfBatch a batch is described by its first message (the server's records, as
+   *   describeText gives it); otherwise a batch is `none` (the client's, as inspectData gives it)
+   */
+  constructor(
+    private readonly maxChars: number,
+    private readonly firstOfBatch: boolean,
+  ) {}
+
+  /** Scans `text` (one SSE event's data); the fields then describe it. */
+  scan(text: string): this {
+    this.kind = 'none';
+    this.id = this.method = this.progressToken = undefined;
+    if (text.length === 0 || text.length > this.maxChars) return this;
+    this.text = text;
+    this.pos = 0;
+    this.hasId = this.hasResult = this.hasError = false;
+    this.paramsToken = this.metaToken = undefined;
+    let ok = false;
+    try {
+      ok = this.message();
+    } catch {
+      ok = false;
+    }
+    this.text = '';
+    if (!ok) return this.slow(text);
+    if (this.method !== undefined) {
+      this.kind = this.hasId ? 'request' : 'notification';
+      this.progressToken = this.method === 'notifications/progress' ? this.paramsToken : this.metaToken;
+    } else {
+      this.kind = this.hasResult ? 'response' : this.hasError ? 'error' : 'none';
+      this.progressToken = undefined;
+    }
+    if (!this.hasId) this.id = undefined;
+    return this;
+  }
+
+  private slow(text: string): this {
+    const info = describeText(text, this.maxChars)[0] ?? { kind: 'none' as const };
+    // describeText reads a batch's first message; the ring's records describe single messages.
+    const batch = !this.firstOfBatch && text.trimStart().charCodeAt(0) === 91;
+    this.kind = batch ? 'none' : info.kind;
+    this.id = batch || info.id === undefined ? undefined : detach(info.id);
+    this.method = batch || info.method === undefined ? undefined : internMethod(info.method);
+    this.progressToken = batch || info.progressToken === undefined ? undefined : detach(info.progressToken);
+    return this;
+  }
+
+  /** The whole text is one object: reads its members. */
+  private message(): boolean {
+    if (this.ws() !== 123) return false;
+    this.pos++;
+    if (!this.members(1)) return false;
+    return this.ws() === -1;
+  }
+
+  /** Members of the object whose `{` was just read, up to its `}`; level 1 = the message, 2 = params, 3 = _meta. */
+  private members(level: number): boolean {
+    const t = this.text;
+    if (this.ws() === 125) {
+      this.pos++;
+      return true;
+    }
+    for (;;) {
+      if (this.ws() !== Q) return false;
+      const kStart = this.pos + 1;
+      const kEnd = this.stringEnd(kStart);
+      // An escaped key may spell a wanted one: JSON.parse decides.
+      if (kEnd < 0 || this.escaped) return false;
+      this.pos = kEnd + 1;
+      if (this.ws() !== 58) return false;
+      this.pos++;
+      const klen = kEnd - kStart;
+      const c = this.ws();
+      if (level === 1 && klen === 2 && t.startsWith('id', kStart)) {
+        if (!this.value()) return false;
+        this.hasId = this.scalar !== undefined;
+        this.id = this.scalar === undefined ? undefined : detach(this.scalar);
+      } else if (level === 1 && klen === 6 && t.startsWith('method', kStart)) {
+        if (!this.value()) return false;
+        this.method = this.scalar !== undefined && c === Q ? internMethod(this.scalar) : undefined;
+      } else if (level === 1 && klen === 6 && t.startsWith('params', kStart)) {
+        // A repeated key counts as JSON.parse counts it: the last one.
+        this.paramsToken = this.metaToken = undefined;
+        if (c === 123) {
+          this.pos++;
+          if (!this.members(2)) return false;
+        } else if (!this.skip()) return false;
+      } else if (level === 2 && klen === 5 && t.startsWith('_meta', kStart)) {
+        this.metaToken = undefined;
+        if (c === 123) {
+          this.pos++;
+          if (!this.members(3)) return false;
+        } else if (!this.skip()) return false;
+      } else if (level >= 2 && klen === 13 && t.startsWith('progressToken', kStart)) {
+        if (!this.value()) return false;
+        const token = this.scalar === undefined ? undefined : detach(this.scalar);
+        if (level === 2) this.paramsToken = token;
+        else this.metaToken = token;
+      } else {
+        if (level === 1 && klen === 6 && t.startsWith('result', kStart)) this.hasResult = true;
+        else if (level === 1 && klen === 5 && t.startsWith('error', kStart)) this.hasError = true;
+        if (!this.skip()) return false;
+      }
+      const d = this.ws();
+      this.pos++;
+      if (d === 125) return true;
+      if (d !== 44) return false;
+    }
+  }
+
+  /** Reads a value into {@link scalar} (a string's text, a number as String(Number) gives it). */
+  private value(): boolean {
+    const t = this.text;
+    const c = this.ws();
+    this.scalar = undefined;
+    if (c === Q) {
+      const start = this.pos + 1;
+      const end = this.stringEnd(start);
+      if (end < 0) return false;
+      this.pos = end + 1;
+      // A slice of the text: the caller detaches (or interns) what it keeps.
+      this.scalar = this.escaped ? (JSON.parse(t.slice(start - 1, end + 1)) as string) : t.slice(start, end);
+      return true;
+    }
+    if (c === 45 || (c >= 48 && c <= 57)) {
+      const start = this.pos;
+      const end = this.numberEnd(start);
+      if (end < 0) return false;
+      this.pos = end;
+      this.scalar = String(Number(t.slice(start, end)));
+      return true;
+    }
+    return this.skip();
+  }
+
+  /** Passes over one value of any kind. */
+  private skip(): boolean {
+    const t = this.text;
+    const c = this.ws();
+    if (c === Q) {
+      const end = this.stringEnd(this.pos + 1);
+      if (end < 0) return false;
+      this.pos = end + 1;
+      return true;
+    }
+    if (c === 123 || c === 91) {
+      // Nested containers: brackets matched (strings skipped whole), contents not checked.
+      let depth = 0;
+      for (let i = this.pos; i < t.length; i++) {
+        const ch = t.charCodeAt(i);
+        if (ch === Q) {
+          i = this.stringEnd(i + 1);
+          if (i < 0) return false;
+        } else if (ch === 123 || ch === 91) depth++;
+        else if (ch === 125 || ch === 93) {
+          depth--;
+          if (depth === 0) {
+            this.pos = i + 1;
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+    if (c === 45 || (c >= 48 && c <= 57)) {
+      const end = this.numberEnd(this.pos);
+      if (end < 0) return false;
+      this.pos = end;
+      return true;
+    }
+    for (const lit of LITERALS) {
+      if (t.startsWith(lit, this.pos)) {
+        this.pos += lit.length;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Index of the closing quote of the string whose contents start at `from`, or -1; {@link escaped} says if it had a backslash. */
+  private stringEnd(from: number): number {
+    const t = this.text;
+    let escaped = false;
+    for (let i = from; i < t.length; i++) {
+      const ch = t.charCodeAt(i);
+      if (ch === Q) {
+        this.escaped = escaped;
+        return i;
+      }
+      if (ch === BS) {
+        escaped = true;
+        i++;
+      } else if (ch < 32) return -1;
+    }
+    return -1;
+  }
+
+  /** End of a JSON number starting at `from` (its grammar checked), or -1. */
+  private numberEnd(from: number): number {
+    const t = this.text;
+    let i = from;
+    if (t.charCodeAt(i) === 45) i++;
+    const intStart = i;
+    while (isDigit(t.charCodeAt(i))) i++;
+    if (i === intStart || (t.charCodeAt(intStart) === 48 && i - intStart > 1)) return -1;
+    if (t.charCodeAt(i) === 46) {
+      const f = ++i;
+      while (isDigit(t.charCodeAt(i))) i++;
+      if (i === f) return -1;
+    }
+    const e = t.charCodeAt(i);
+    if (e === 101 || e === 69) {
+      i++;
+      const s = t.charCodeAt(i);
+      if (s === 43 || s === 45) i++;
+      const d = i;
+      while (isDigit(t.charCodeAt(i))) i++;
+      if (i === d) return -1;
+    }
+    return i;
+  }
+
+  /** Skips whitespace; the char code there, -1 at the end. */
+  private ws(): number {
+    const t = this.text;
+    let i = this.pos;
+    while (i < t.length) {
+      const c = t.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) break;
+      i++;
+    }
+    this.pos = i;
+    return i < t.length ? t.charCodeAt(i) : -1;
+  }
+}
+
+const LITERALS = ['true', 'false', 'null'] as const;
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
