@@ -68,25 +68,31 @@ describe('client instrumentation against the real SDK server', { timeout: 20_000
   it('holds request spans back: none for a call answered in time, sent stamped with its send time when it waits longer', async () => {
     const server = await startSdkServer();
     const col = spanCollector();
-    const instr = createClientInstrumentation({ tracerProvider: col.provider, requestSpanDelayMs: 150 });
+    // Wide margins, so that a loaded machine cannot move a call across the delay: an echo answers
+    // well within 1 s, and the slow call waits 1 s past it before its timeout.
+    const DELAY_MS = 1000;
+    const instr = createClientInstrumentation({ tracerProvider: col.provider, requestSpanDelayMs: DELAY_MS });
     const transport = new StreamableHTTPClientTransport(server.url, { fetch: instr.wrapFetch() });
     const client = new Client({ name: 't', version: '1' });
     instr.attach(transport, client);
     try {
       await client.connect(transport);
       await client.callTool({ name: 'echo', arguments: {} }, undefined, { onprogress: () => undefined });
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((r) => setTimeout(r, DELAY_MS + 200));
       const names = (method: string) => col.spans().filter((s) => attr(s, sc.ATTR_MCP_METHOD_NAME) === method).map((s) => s.name);
       assert.deepEqual(names('initialize'), [sc.SPAN_REQUEST_SENT, sc.SPAN_REQUEST_SETTLED], 'initialize is always recorded');
       assert.deepEqual(names('tools/call'), [], 'an answered call costs no span');
 
       const sentAt = Date.now();
-      const slow = client.callTool({ name: 'slow', arguments: {} }, undefined, { onprogress: () => undefined, timeout: 600 });
+      const slow = client.callTool({ name: 'slow', arguments: {} }, undefined, { onprogress: () => undefined, timeout: 2 * DELAY_MS });
       const all = await col.waitFor((a) => a.some((s) => s.name === sc.SPAN_REQUEST_SENT && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call'));
+      const seenAt = Date.now();
       const sent = all.find((s) => s.name === sc.SPAN_REQUEST_SENT && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call')!;
       assert.equal(attr(sent, sc.ATTR_GEN_AI_TOOL_NAME), 'slow');
       assert.ok(attr(sent, sc.ATTR_PROGRESS_TOKEN) !== undefined);
-      assert.ok(Math.abs(sent.startMs - sentAt) < 100, `stamped with its send time (${sent.startMs - sentAt} ms off)`);
+      // Emitted only once the delay had passed, yet stamped with the send time, not the emission's.
+      assert.ok(seenAt - sent.startMs >= DELAY_MS - 20, `emitted ${seenAt - sent.startMs} ms after its start, before the delay`);
+      assert.ok(sent.startMs - sentAt > -20 && sent.startMs - sentAt < DELAY_MS / 2, `stamped with its send time (${sent.startMs - sentAt} ms off)`);
       await assert.rejects(slow);
       const settled = (await col.waitFor((a) => a.some((s) => s.name === sc.SPAN_REQUEST_SETTLED && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call'))).find(
         (s) => s.name === sc.SPAN_REQUEST_SETTLED && attr(s, sc.ATTR_MCP_METHOD_NAME) === 'tools/call',
