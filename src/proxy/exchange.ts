@@ -8,7 +8,6 @@ import {
   SseParser,
   describeText,
   epochNow,
-  payloadDigest,
   resumeOutcome,
   writeJsonRpcError,
   type JsonRpcInfo,
@@ -17,7 +16,8 @@ import {
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { passInitialize } from './pass-initialize.js';
-import type { EventHistory } from './event-history.js';
+import type { EventHistory, EventOrigin } from './event-history.js';
+import { payloadPrint } from './payload-print.js';
 import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
@@ -38,6 +38,9 @@ export interface ProxyContext {
   exchanges: number;
 }
 
+/** What an event without data describes. */
+const NO_INFO: JsonRpcInfo[] = [{ kind: 'none' }];
+
 /** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
 export const JSONRPC_UPSTREAM_ERROR = -32603;
 
@@ -47,6 +50,15 @@ type GuardRule = 'resumeForked' | 'answerForked' | 'sessionReissued' | 'sessionL
 function refuse(ctx: ProxyContext, res: ServerResponse, rule: GuardRule): void {
   ctx.stats.guardRefusals[rule]++;
   writeJsonRpcError(res, 404, JSONRPC_SESSION_NOT_FOUND, 'Session not found', { reason: `forkwatch proxy: ${rule}` });
+}
+
+/**
+ * The head of an SSE answer goes out with its first chunk, as a bare pipe sends it; alone (a
+ * write of its own) only when no chunk followed within the tick that brought the head: a stream
+ * that opens and waits still shows its status at once.
+ */
+function flushHead(relay: SseRelay): void {
+  relay.flushHead();
 }
 
 /** Resolves a session's pending resume with what its first event showed. */
@@ -275,20 +287,23 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
 
     // ---- SSE events: recorded, judged against the session's log ----
     let judged: Continuity | undefined;
-    const judge = (ev: SseEvent, digest: string): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, digest, cursor));
+    const judge = (ev: SseEvent, print: number): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, print, cursor));
+    // One per exchange, renewed only when the session's incarnation changes mid-stream.
+    let origin: EventOrigin | undefined;
     const onEvent = (ev: SseEvent): void => {
-      const infos = ev.data === '' ? [{ kind: 'none' as const }] : describeText(ev.data);
+      const infos = ev.data === '' ? NO_INFO : describeText(ev.data);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
       for (const info of infos) answer(info);
       if (ev.id === undefined) return;
-      const digest = payloadDigest(ev.data);
+      const at = epochNow();
       if (s === undefined) {
-        ctx.history.record(undefined, sid, { id: ev.id, data: ev.data, digest }, undefined, false, infos[0]!, pv);
+        ctx.history.record(undefined, sid, ev.id, ev.data, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
+      const print = payloadPrint(ev.data);
       s.sendsIds = true;
       if (judged === undefined && s.log.size > 0) {
-        const c = judge(ev, digest);
+        const c = judge(ev, print);
         if (c === 'restarts') {
           // A new life of the id: the upstream rebuilt the session and its log.
           table.reincarnate(s);
@@ -299,8 +314,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
-      const { event, replayed } = s.log.add(ev.id, digest);
-      ctx.history.record(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, pv);
+      const { event, replayed } = s.log.add(ev.id, print);
+      if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
+      ctx.history.record(s, sid, ev.id, ev.data, event, replayed, origin, at);
     };
     if (isInit && s !== undefined) {
       passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
@@ -337,17 +353,14 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       opts.guard && s !== undefined && ok && (cursor !== undefined || s.sendsIds) && s.log.size > 0
         ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars }
         : undefined;
-    if (hold === undefined) {
-      res.writeHead(status, headers);
-      res.flushHeaders();
-    }
+    if (hold === undefined) res.writeHead(status, headers);
     relay = new SseRelay(
       ures,
       res,
       {
         onEvent,
         decide: (ev) => {
-          const c = judge(ev, payloadDigest(ev.data));
+          const c = judge(ev, payloadPrint(ev.data));
           if (!forks(c)) return 'pass';
           s!.lost = true;
           // The client is spared the fork, but the upstream did mint: the record says so.
@@ -370,6 +383,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       hold,
     );
     const r = relay;
+    if (hold === undefined) process.nextTick(flushHead, r);
     ures.on('end', () => {
       answered = true;
       if (r.refused) return;

@@ -34,12 +34,17 @@ import {
   SPAN_SESSION_ENDED,
   SPAN_SSE_EVENT,
   SpanEmitter,
+  describeText,
+  payloadDigest,
   type EventSlot,
   type JsonRpcInfo,
   type ResumeOutcome,
 } from './building-blocks.js';
+import { setInfo, type EventOrigin } from './event-history.js';
 import type { PendingResume, ProxySession } from './session-table.js';
 import type { StatelessDetails } from './stateless-calls.js';
+
+const NONE: JsonRpcInfo = { kind: 'none' };
 
 /** Why the proxy saw a session end: the client's DELETE, or the upstream answering 404 for it. */
 export type ProxyEndReason = 'closed_by_client' | 'not_found_upstream';
@@ -124,10 +129,19 @@ export class WireSpans {
     );
   }
 
-  /** One `forkwatch.sse.event`, stamped with when it passed, in the incarnation it passed in. */
+  /**
+   * One `forkwatch.sse.event`, stamped with when it passed, in the incarnation it passed in. A
+   * slot that still holds its data is described and digested now (event-history.ts).
+   */
   event(s: ProxySession | undefined, sessionId: string | undefined, e: EventSlot): void {
-    const origin = e.origin as { incarnation?: string; protocolVersion?: string } | undefined;
+    const origin = e.origin as EventOrigin | undefined;
     const inc = origin?.incarnation;
+    const data = e.data;
+    if (data !== undefined) {
+      setInfo(e, describeText(data)[0] ?? NONE);
+      e.digest = payloadDigest(data);
+      e.bytes = Buffer.byteLength(data, 'utf8');
+    }
     this.emitter.emit(
       SPAN_SSE_EVENT,
       sessionId,
