@@ -15,6 +15,7 @@ import {
 } from './building-blocks.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
+import { IdleBound } from './idle-bound.js';
 import { passInitialize } from './pass-initialize.js';
 import type { EventHistory, EventOrigin } from './event-history.js';
 import { payloadPrint } from './payload-print.js';
@@ -269,14 +270,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
 
     // ---- idle bound on the answer body ----
-    const idle = setTimeout(() => {
+    const idle = new IdleBound(opts.streamIdleTimeoutMs, () => {
       stats.streamIdleTimeouts++;
       ures.destroy();
       res.destroy();
-    }, opts.streamIdleTimeoutMs);
-    idle.unref();
-    ures.on('data', () => idle.refresh());
-    ures.on('close', () => clearTimeout(idle));
+    });
+    ures.on('close', () => idle.clear());
     ures.on('aborted', () => {
       if (!relay?.refused) res.destroy();
     });
@@ -319,6 +318,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       ctx.history.record(s, sid, ev.id, ev.data, event, replayed, origin, at);
     };
     if (isInit && s !== undefined) {
+      ures.on('data', () => idle.touch());
       passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
         if (sse) for (const ev of new SseParser(opts.maxEventChars).push(text)) onEvent(ev);
         finish(false);
@@ -333,6 +333,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       let body: Buffer[] | undefined = json ? [] : undefined;
       let size = 0;
       ures.on('data', (c: Buffer) => {
+        idle.touch();
         if (!res.write(c)) ures.pause();
         if (body === undefined) return;
         size += c.length;
@@ -381,6 +382,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       },
       opts.maxEventChars,
       hold,
+      idle,
     );
     const r = relay;
     if (hold === undefined) process.nextTick(flushHead, r);

@@ -43,6 +43,8 @@ export class SseRelay {
     private readonly hooks: SseRelayHooks,
     private readonly maxEventChars: number,
     hold: { writeHead: () => void; ms: number; maxChars: number } | undefined,
+    /** Told of every chunk (the body's idle bound). */
+    private readonly idle: { touch(): void },
   ) {
     this.parser = new SseParser(maxEventChars);
     if (hold) {
@@ -71,6 +73,7 @@ export class SseRelay {
   }
 
   private onData(chunk: Buffer): void {
+    this.idle.touch();
     if (this.refused) return;
     if (this.held !== undefined) {
       this.held.push(chunk);
