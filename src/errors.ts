@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   FORKWATCH_ERR_INGEST_BUDGET: { status: 429, message: 'ingest bytes in flight would pass the budget of %s bytes: retry after %s s' },
 
   // ---- API ----
+  FORKWATCH_ERR_AUTH_THROTTLED: { status: 429, message: 'too many wrong tokens from this address: retry after %s s' },
   FORKWATCH_ERR_NOT_FOUND: { status: 404, message: '%s not found' },
   FORKWATCH_ERR_BAD_QUERY: { status: 400, message: 'bad query parameter: %s' },
   FORKWATCH_ERR_INTERNAL: { status: 500, message: 'internal error: %s' },

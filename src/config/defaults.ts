@@ -17,6 +17,8 @@ export const DEFAULT_CONFIG = {
   authToken: '',
   /** Also require the token on /metrics, /healthz and /readyz. */
   metricsAuth: false,
+  /** Wrong tokens one client address may present per minute on the API port (bearer or sign-in form) before 429; 0 = off. */
+  authFailuresPerMinute: 20,
   /** error | warn | info | debug */
   logLevel: 'info',
 
@@ -87,6 +89,7 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   otlpPort: { min: 0, max: 65535, integer: true },
   otlpGrpcPort: { min: 0, max: 65535, integer: true },
   httpPort: { min: 0, max: 65535, integer: true },
+  authFailuresPerMinute: { min: 0, max: 1_000_000, integer: true },
   maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
   maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
   maxQueuedSpans: { min: 1, max: 100_000_000, integer: true },

@@ -12,6 +12,7 @@ import {
   ATTR_MCP_METHOD_NAME,
   ATTR_PROGRESS_TOKEN,
   ATTR_REQUEST_OUTCOME,
+  ATTR_REQUEST_STREAM_CLOSED,
   ATTR_RESUME_ANSWERED_SESSION_KEY,
   ATTR_RESUME_LAST_EVENT_FOUND,
   ATTR_RESUME_LAST_EVENT_ID,
@@ -234,8 +235,16 @@ export function recordSpan(
         r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
         r.inc ??= inc;
       } else {
+        // A proxy's settle (server side: what it saw of the client's cancel) never displaces the
+        // client's own, which says how the app stopped waiting; its broken-stream evidence stays.
+        const streamClosed = bool(a, ATTR_REQUEST_STREAM_CLOSED) === true || r.settled?.streamClosed === true;
+        if (side === 'server' && r.settled?.side === 'client') {
+          if (streamClosed) r.settled.streamClosed = true;
+          return res;
+        }
         if (r.settled === undefined) res.pendingRequestsDelta--;
         r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
+        if (streamClosed) r.settled.streamClosed = true;
         res.settledRequestId = requestId;
       }
       return res;

@@ -75,7 +75,13 @@ export interface RequestFact {
   /** The client that sent it was guarded (`forkwatch.guarded`): it fails pending requests at once on a 404 or fork. */
   sentGuarded?: boolean;
   received?: SpanFact & { inc?: string };
-  settled?: SpanFact & { outcome?: string };
+  /**
+   * `streamClosed`: the request's response stream broke before its answer and no stream of the
+   * session answered it before the client gave up (`forkwatch.request.stream_closed` on a
+   * `request.settled` the sidecar proxy emits when it sees the client's `notifications/cancelled`).
+   * Kept when the client's own settle replaces the proxy's. Present only when true.
+   */
+  settled?: SpanFact & { outcome?: string; streamClosed?: true };
 }
 
 /** Client facts that outlived their spans (dropped for space, or compacted away). */

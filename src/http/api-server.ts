@@ -10,6 +10,7 @@ import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
+import { AuthThrottle, DEFAULT_AUTH_FAILURES_PER_MINUTE } from './auth-throttle.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
 export interface ApiServerOptions extends ServerLimits {
@@ -33,6 +34,11 @@ export interface ApiServerOptions extends ServerLimits {
    * naming those that did not answer. Default: none (this replica answers alone).
    */
   peers?: Omit<PeerOptions, 'authToken'>;
+  /**
+   * Wrong tokens one client address may present per minute (bearer header or the sign-in form)
+   * before its further attempts get 429 for the rest of the minute; 0 = off. Default 20.
+   */
+  authFailuresPerMinute?: number;
   /** Clock for relative `since` values, epoch ms; default `Date.now`. */
   now?: () => number;
 }
@@ -62,10 +68,12 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     : Fastify({ logger: false, ...limits });
   applyConnectionLimit(app, options);
 
+  const throttle = new AuthThrottle({ failuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE, now });
   installRouteAuth(app, {
     ...(options.authToken !== undefined ? { token: options.authToken } : {}),
     metricsAuth: options.metricsAuth === true,
     deny: (_req, reply) => sendError(reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),
+    throttle: { limiter: throttle, answer: (_req, reply, wait) => sendError(reply, createError('FORKWATCH_ERR_AUTH_THROTTLED', String(wait))) },
   });
 
   app.setErrorHandler((err: FastifyError | ForkwatchError, req: FastifyRequest, reply: FastifyReply) => {
@@ -157,7 +165,7 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     return { ...found[0]!.body, findings: merged, heldBy: found.map((f) => f.replica), unavailable };
   });
 
-  const ui = { store: options.store, lineage: options.lineage, now };
+  const ui = { store: options.store, lineage: options.lineage, now, throttle };
   await registerUi(app, options.authToken !== undefined ? { ...ui, authToken: options.authToken } : ui);
 
   if (options.metrics) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { bearerMatches } from './api-auth.js';
+import type { AuthThrottle } from './auth-throttle.js';
 
 /**
  * The auth decision every route declares in its fastify `config.auth`:
@@ -33,6 +34,11 @@ export interface RouteAuthOptions {
   metricsAuth?: boolean;
   /** Answers a refused request (401) in the server's own format. */
   deny: (req: FastifyRequest, reply: FastifyReply) => unknown;
+  /**
+   * Counts wrong bearer tokens per client address; a request presenting a token from an address
+   * past its limit is answered by `answer` (429) before the token is compared.
+   */
+  throttle?: { limiter: AuthThrottle; answer: (req: FastifyRequest, reply: FastifyReply, retryAfterSeconds: number) => unknown };
 }
 
 /** One registered route and its decision, for tests and audits. */
@@ -75,7 +81,16 @@ export function installRouteAuth(app: FastifyInstance, options: RouteAuthOptions
     const config = req.routeOptions.config as Partial<RouteAuthConfig> | undefined;
     const auth = config?.auth;
     if (auth === undefined) return; // no route matched: the not-found handler answers 404
+    const throttle = options.throttle;
+    // Only a request that presents a token can be a guess: a signed-in page view (cookie) from the
+    // same address as a guesser is not held up.
+    if (throttle !== undefined && req.headers.authorization !== undefined && needsCredential(state, auth)) {
+      const wait = throttle.limiter.retryAfterSeconds(req.ip);
+      if (wait > 0) return throttle.answer(req, reply.header('retry-after', String(wait)), wait);
+    }
     if (await admitted(state, auth, req)) return;
+    // A missing credential is not a guess; a wrong one is.
+    if (throttle !== undefined && req.headers.authorization !== undefined) throttle.limiter.failed(req.ip);
     reply.header('www-authenticate', 'Bearer');
     return (config?.onUnauthorized ?? options.deny)(req, reply);
   });
@@ -98,6 +113,11 @@ function stateOf(app: FastifyInstance): RouteAuthState {
   const state = (app as unknown as Record<symbol, RouteAuthState | undefined>)[kRouteAuth];
   if (!state) throw new TypeError('installRouteAuth was not called on this server');
   return state;
+}
+
+function needsCredential(state: RouteAuthState, auth: RouteAuth): boolean {
+  if (state.options.token === undefined || auth === 'open') return false;
+  return auth !== 'metrics' || state.options.metricsAuth === true;
 }
 
 async function admitted(state: RouteAuthState, auth: RouteAuth, req: FastifyRequest): Promise<boolean> {

@@ -13,6 +13,7 @@ import {
   type JsonRpcInfo,
   type SseEvent,
 } from './building-blocks.js';
+import { cancelledRequestIds } from './cancelled-requests.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
@@ -193,6 +194,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const upstreamInc = headerOf(ures.headers, HEADER_SESSION_INCARNATION);
     const first = bodyInfos()[0];
     const rpcMethod = first?.method;
+    // The client gave up on requests it names: those whose stream broke unanswered are settled.
+    if (presented !== undefined && method === 'POST') ctx.requests.cancelled(presented, cancelledRequestIds(bodyInfos(), bodyText));
 
     if (opts.guard && sessionReissued(presented, answeredId)) {
       refused = true;

@@ -16,6 +16,8 @@ interface HeldRequest {
   details: StatelessDetails | undefined;
   /** Its `request.received` went out. */
   out: boolean;
+  /** The exchange that carried it is still open (the answer may yet come on it, or it may break). */
+  open: boolean;
 }
 
 /**
@@ -28,11 +30,19 @@ interface HeldRequest {
  * (the proxy's evidence that it broke: the detector then finds the orphan from the proxy's spans
  * alone), and a re-issue of it (same method, tool and argument digest within `reissueWindowMs`)
  * emits its `request.received` at once, so that a re-issue answered in time still shows.
+ *
+ * Sessionful requests stay tracked while their exchange is open. One whose stream broke before
+ * its answer is then remembered (at most `max`, the oldest forgotten first) until an answer to it
+ * crosses any stream of the session (a resume replayed it) or the client cancels it
+ * (`notifications/cancelled`): then `forkwatch.request.settled` goes out, outcome `cancelled`,
+ * `stream_closed=true`: the proxy's evidence, alone, that the answer never came.
  */
 export class PendingRequests {
   private readonly byKey = new Map<string, HeldRequest>();
   private readonly deferred: DeferredRequests<HeldRequest>;
   private readonly brokenCalls: BrokenCalls;
+  /** Sessionful requests whose stream broke unanswered, by key; insertion order is break order. */
+  private readonly broken = new Map<string, HeldRequest>();
 
   constructor(
     private readonly spans: WireSpans,
@@ -43,8 +53,8 @@ export class PendingRequests {
     reissueWindowMs: number,
   ) {
     this.deferred = new DeferredRequests<HeldRequest>(delayMs, (h) => {
-      // A stateless request stays until its exchange ends: its stream may still break.
-      if (h.body === undefined) this.byKey.delete(h.key);
+      // A request stays while its exchange is open: its stream may still break.
+      if (!h.open) this.byKey.delete(h.key);
       this.received(h);
       if (h.session !== undefined) this.onMoment(h.session);
     });
@@ -83,14 +93,15 @@ export class PendingRequests {
   ): string | undefined {
     const key = `${sessionId ?? ''}\u0000${info.id ?? ''}\u0000${scope ?? ''}`;
     const stateless = body !== undefined && session === undefined && sessionId === undefined && info.id !== undefined;
-    const h: HeldRequest = { key, at, session, sessionId, info, protocolVersion, body: stateless ? body : undefined, details: undefined, out: false };
+    const h: HeldRequest = { key, at, session, sessionId, info, protocolVersion, body: stateless ? body : undefined, details: undefined, out: false, open: true };
     const room = info.id !== undefined && this.byKey.size < this.max && !this.byKey.has(key);
     // Parsed only while some stateless call is known broken: the common case reads nothing.
     const d = stateless && this.brokenCalls.size > 0 ? this.detailsOf(h) : undefined;
     const reissue = d !== undefined && this.brokenCalls.reissues(callShape(info, d.digest), at);
     if (reissue || this.delayMs <= 0 || info.method === 'initialize' || !room) {
       this.received(h);
-      if (!stateless || !room) return undefined;
+      if (!room || (info.method === 'initialize' && !stateless)) return undefined;
+      // Emitted already, tracked still: its stream may break (stateless: handled; else: a cancel to watch for).
       this.byKey.set(key, h);
       return key;
     }
@@ -103,9 +114,25 @@ export class PendingRequests {
   answer(sessionId: string | undefined, id: string, scope?: string): void {
     const key = `${sessionId ?? ''}\u0000${id}\u0000${scope ?? ''}`;
     const h = this.byKey.get(key);
-    if (h === undefined) return;
-    this.byKey.delete(key);
-    this.deferred.delete(h);
+    if (h !== undefined) {
+      this.byKey.delete(key);
+      this.deferred.delete(h);
+    }
+    if (this.broken.size > 0) this.broken.delete(key);
+  }
+
+  /**
+   * The client cancelled `ids` on session `sessionId` (`notifications/cancelled`). Each one whose
+   * stream broke unanswered, and that no stream answered since, gets its `request.settled`.
+   */
+  cancelled(sessionId: string, ids: readonly string[], at = epochNow()): void {
+    for (const id of ids) {
+      const key = `${sessionId}\u0000${id}\u0000`;
+      const h = this.broken.get(key);
+      if (h === undefined) continue;
+      this.broken.delete(key);
+      this.spans.settledCancelled(sessionId, h.info, h.protocolVersion, h.at, at);
+    }
   }
 
   /**
@@ -116,11 +143,22 @@ export class PendingRequests {
   ended(key: string, broken: boolean): void {
     const h = this.byKey.get(key);
     if (h === undefined) return;
+    h.open = false;
     const stateless = h.body !== undefined;
-    if (!broken && !stateless) return;
+    if (!broken && !stateless) {
+      // Ended without its answer but not broken (the server closed the stream to be polled): a
+      // pending deferral still emits its span if no answer comes; else nothing more to watch.
+      if (h.out) this.byKey.delete(key);
+      return;
+    }
     this.byKey.delete(key);
     this.deferred.delete(h);
     this.received(h);
+    if (!stateless && h.sessionId !== undefined && h.info.id !== undefined) {
+      this.broken.delete(key);
+      this.broken.set(key, h);
+      if (this.broken.size > this.max) this.broken.delete(this.broken.keys().next().value as string);
+    }
     if (stateless) {
       const d = this.detailsOf(h);
       if (d !== undefined) {

@@ -10,6 +10,8 @@ import {
   ATTR_OBSERVER,
   ATTR_PROGRESS_TOKEN,
   ATTR_REQUEST_ARGS_DIGEST,
+  ATTR_REQUEST_DURATION_MS,
+  ATTR_REQUEST_OUTCOME,
   ATTR_REQUEST_STREAM_CLOSED,
   ATTR_RESUME_LAST_EVENT_FOUND,
   ATTR_RESUME_LAST_EVENT_ID,
@@ -29,6 +31,7 @@ import {
   OBSERVER_PROXY,
   SPAN_REQUEST_HANDLED,
   SPAN_REQUEST_RECEIVED,
+  SPAN_REQUEST_SETTLED,
   SPAN_RESUME,
   SPAN_SESSION_CREATED,
   SPAN_SESSION_ENDED,
@@ -182,6 +185,33 @@ export class WireSpans {
         [ATTR_REQUEST_ARGS_DIGEST]: stateless?.digest,
       },
       stateless?.ctx,
+      at,
+    );
+  }
+
+  /**
+   * `forkwatch.request.settled` for a sessionful request whose response stream broke before its
+   * answer, that no stream of the session answered since, and that the client then cancelled
+   * (`notifications/cancelled`): outcome `cancelled`, `stream_closed=true`, stamped when the
+   * cancel passed. What the client did, as the wire showed it; the detector lets the client's own
+   * settle, when it has one, say how the app stopped waiting.
+   */
+  settledCancelled(sessionId: string, info: JsonRpcInfo, protocolVersion: string | undefined, receivedAt: number, at: number): void {
+    this.emitter.emit(
+      SPAN_REQUEST_SETTLED,
+      sessionId,
+      {
+        [ATTR_OBSERVER]: OBSERVER_PROXY,
+        [ATTR_MCP_METHOD_NAME]: info.method,
+        [ATTR_JSONRPC_REQUEST_ID]: info.id,
+        [ATTR_PROGRESS_TOKEN]: info.progressToken,
+        [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
+        [ATTR_MCP_PROTOCOL_VERSION]: protocolVersion,
+        [ATTR_REQUEST_OUTCOME]: 'cancelled',
+        [ATTR_REQUEST_STREAM_CLOSED]: true,
+        [ATTR_REQUEST_DURATION_MS]: Math.max(0, at - receivedAt),
+      },
+      undefined,
       at,
     );
   }

@@ -1,5 +1,6 @@
 import type { SessionLineage } from '../model/lineage.js';
 import type { Store } from '../storage/store.js';
+import type { AuthThrottle } from '../http/auth-throttle.js';
 
 /** What the incident view reads: the store and the API's lineage source, nothing of the engine. */
 export interface UiOptions {
@@ -10,6 +11,8 @@ export interface UiOptions {
   authToken?: string;
   /** Mark the cookie `Secure` (serve behind TLS). Default false: the detector speaks plain HTTP. */
   secureCookie?: boolean;
+  /** Counts wrong tokens posted to the sign-in form per client address (shared with the API's bearer check). */
+  throttle?: AuthThrottle;
   /** Clock, epoch ms; default `Date.now`. */
   now?: () => number;
 }

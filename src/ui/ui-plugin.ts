@@ -19,8 +19,15 @@ import { renderErrorPage } from './views/error-view.js';
  */
 export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): Promise<void> {
   // Only what the routes need: passing fastify's own plugin options on (prefix) would nest it again.
-  const { store, lineage, authToken, secureCookie, now } = pluginOptions;
-  const opts: UiOptions = { store, lineage, ...(authToken !== undefined ? { authToken } : {}), ...(secureCookie !== undefined ? { secureCookie } : {}), ...(now ? { now } : {}) };
+  const { store, lineage, authToken, secureCookie, now, throttle } = pluginOptions;
+  const opts: UiOptions = {
+    store,
+    lineage,
+    ...(authToken !== undefined ? { authToken } : {}),
+    ...(secureCookie !== undefined ? { secureCookie } : {}),
+    ...(now ? { now } : {}),
+    ...(throttle ? { throttle } : {}),
+  };
   const signedIn = authToken !== undefined;
 
   // Auth is src/http/route-auth.ts's, decided on each matched route's config.auth: the UI only

@@ -109,6 +109,8 @@ async function servers(t: { after(fn: () => unknown): void }): Promise<Server[]>
     ready: () => true,
     authToken: TOKEN,
     metricsAuth: true,
+    // This test presents hundreds of wrong tokens on purpose; the throttle has tests of its own.
+    authFailuresPerMinute: 0,
   });
   const otlp = await createOtlpServer({ sink: { offer: () => Promise.resolve() }, authToken: TOKEN });
   await api.listen({ host: '127.0.0.1', port: 0 });

@@ -77,7 +77,7 @@ export function writeRequest(w: ByteWriter, r: RequestFact, cur: Cursor): void {
     if (r.received.inc !== undefined) w.str(r.received.inc);
   }
   if (r.settled !== undefined) {
-    writeFact(w, r.settled, r.settled.outcome !== undefined ? 1 : 0, cur);
+    writeFact(w, r.settled, (r.settled.outcome !== undefined ? 1 : 0) | (r.settled.streamClosed === true ? 2 : 0), cur);
     if (r.settled.outcome !== undefined) w.str(r.settled.outcome);
   }
 }
@@ -111,6 +111,7 @@ export function readRequest(r: ByteReader, cur: Cursor): RequestFact {
     const h = readFact(r, cur);
     const f = spanFact(h, SPAN_REQUEST_SETTLED);
     q.settled = { traceId: f.traceId, spanId: f.spanId, side: f.side, name: f.name, timeMs: f.timeMs, ingestMs: f.ingestMs, outcome: h.bits & 1 ? r.str() : undefined };
+    if (h.bits & 2) q.settled.streamClosed = true;
   }
   return q;
 }

@@ -52,6 +52,8 @@ export const R_SENT_INC = 16;
 export const R_SENT = 32;
 export const R_RECEIVED = 64;
 export const R_SETTLED = 128;
+// A request's fact header bits: sent 1 = guarded; received 1 = inc follows; settled 1 = outcome
+// follows, 2 = stream closed (RequestFact.settled.streamClosed).
 
 // Resume presence bits (a varuint after the fact header).
 export const RS_STATUS = 1;

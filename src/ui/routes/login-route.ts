@@ -34,7 +34,12 @@ export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promis
     const body = (req.body ?? {}) as Record<string, unknown>;
     const next = safeNext(body.next);
     if (opts.authToken === undefined) return reply.code(303).header('location', next).send();
+    const wait = opts.throttle?.retryAfterSeconds(req.ip) ?? 0;
+    if (wait > 0) {
+      return reply.code(429).header('retry-after', String(wait)).type('text/html; charset=utf-8').send(renderLoginPage({ next, throttledSeconds: wait }).value);
+    }
     if (typeof body.token !== 'string' || !sameToken(body.token, opts.authToken)) {
+      opts.throttle?.failed(req.ip);
       return reply.code(401).type('text/html; charset=utf-8').send(renderLoginPage({ next, failed: true }).value);
     }
     return reply.code(303).header('set-cookie', signInCookie(opts.authToken, opts.secureCookie === true)).header('location', next).send();

@@ -1,0 +1,137 @@
+/**
+ * A sessionful request whose stream broke before its answer and that the client then cancelled:
+ * the proxy emits `request.settled` (cancelled, `stream_closed=true`), and nothing when an answer
+ * came on another stream of the session, or when the stream never broke.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_OBSERVER,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_REQUEST_DURATION_MS,
+  ATTR_REQUEST_OUTCOME,
+  ATTR_REQUEST_STREAM_CLOSED,
+  SPAN_REQUEST_RECEIVED,
+  SPAN_REQUEST_SETTLED,
+} from '@forkwatch/instrumentation/semconv';
+import { createForkwatchProxy, type ForkwatchProxy } from '../../src/proxy/index.js';
+import { cancelledRequestIds } from '../../src/proxy/cancelled-requests.js';
+
+const SID = 'S-cancel-1';
+const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_report', arguments: {}, _meta: { progressToken: 1 } } });
+const CANCEL = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'McpError: MCP error -32001: Request timed out' } });
+const PROGRESS = 'id: e1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n';
+const ANSWER = 'id: e2\ndata: {"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n\n';
+
+test('cancelledRequestIds: the ids a cancel names, in a batch too; other bodies name none and never throw', () => {
+  const info = (method: string) => [{ kind: 'notification' as const, method }];
+  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), CANCEL), ['1']);
+  const batch = `[${CANCEL},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}]`;
+  assert.deepEqual(cancelledRequestIds([...info('notifications/cancelled'), ...info('notifications/cancelled')], batch), ['1', 'abc']);
+  assert.deepEqual(cancelledRequestIds(info('notifications/progress'), CANCEL), [], 'parsed only when the body holds a cancel');
+  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), '{not json'), []);
+  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), undefined), []);
+});
+
+/**
+ * An upstream with one session: `tools/call` streams a progress event and then waits (no answer)
+ * until `answer()`; a resume GET carries the answer when `replayAnswer` is set; cancels get 202.
+ */
+async function scenario(
+  opts: { requestSpanDelayMs: number; replayAnswer: boolean; breakStream: boolean },
+): Promise<{ spans: ReadableSpan[]; proxy: ForkwatchProxy; settled: ReadableSpan[] }> {
+  const open = new Set<http.ServerResponse>();
+  const upstream = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (d: string) => (body += d));
+    req.on('end', () => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': SID });
+        res.end(opts.replayAnswer ? ANSWER : '');
+        return;
+      }
+      if (body.includes('notifications/cancelled')) return void res.writeHead(202).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': SID });
+      res.write(PROGRESS);
+      open.add(res);
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const exporter = new InMemorySpanExporter();
+  const proxy = await createForkwatchProxy({
+    upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    host: '127.0.0.1',
+    port: 0,
+    requestSpanDelayMs: opts.requestSpanDelayMs,
+    tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': SID };
+  try {
+    // The call: its stream shows one event, then the client goes away (a partition, a timeout).
+    const call = http.request(`${proxy.url}/mcp`, { method: 'POST', headers, agent: false });
+    const firstEvent = new Promise<void>((resolve, reject) => {
+      call.on('response', (res) => res.once('data', () => resolve()));
+      call.on('error', (e) => (opts.breakStream ? undefined : reject(e)));
+    });
+    call.end(CALL);
+    await firstEvent;
+    const received = (): boolean => exporter.getFinishedSpans().some((s) => s.name === SPAN_REQUEST_RECEIVED && s.attributes[ATTR_JSONRPC_REQUEST_ID] === '1');
+    if (opts.breakStream) {
+      call.destroy();
+      // The proxy emits the request's span at once when its stream breaks.
+      for (let i = 0; i < 400 && !received(); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(received(), 'request.received on the broken stream');
+      // The client's SDK reconnects with the last event id it saw.
+      await send(`${proxy.url}/mcp`, 'GET', { accept: 'text/event-stream', 'mcp-session-id': SID, 'last-event-id': 'e1' });
+    }
+    assert.equal(await send(`${proxy.url}/mcp`, 'POST', headers, CANCEL), 202);
+    const spans = exporter.getFinishedSpans();
+    return { spans, proxy, settled: spans.filter((s) => s.name === SPAN_REQUEST_SETTLED) };
+  } finally {
+    for (const res of open) res.end();
+    await proxy.close();
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  }
+}
+
+function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+for (const requestSpanDelayMs of [1000, 0]) {
+  test(`stream broke, never answered, then cancelled: request.settled cancelled with stream_closed (requestSpanDelayMs ${requestSpanDelayMs})`, async () => {
+    const { settled, spans } = await scenario({ requestSpanDelayMs, replayAnswer: false, breakStream: true });
+    assert.equal(settled.length, 1, spans.map((s) => s.name).join(', '));
+    const a = settled[0]!.attributes;
+    assert.equal(a[ATTR_REQUEST_OUTCOME], 'cancelled');
+    assert.equal(a[ATTR_REQUEST_STREAM_CLOSED], true);
+    assert.equal(a[ATTR_JSONRPC_REQUEST_ID], '1');
+    assert.equal(a[ATTR_PROGRESS_TOKEN], '1');
+    assert.equal(a[ATTR_OBSERVER], 'proxy');
+    assert.ok(typeof a[ATTR_REQUEST_DURATION_MS] === 'number' && a[ATTR_REQUEST_DURATION_MS] >= 0);
+  });
+}
+
+test('stream broke, the resume carried the answer, then a (late) cancel: no settle', async () => {
+  const { settled } = await scenario({ requestSpanDelayMs: 1000, replayAnswer: true, breakStream: true });
+  assert.deepEqual(settled, []);
+});
+
+test('a cancel while the stream is still open (the client timed out, nothing broke): no settle', async () => {
+  for (const requestSpanDelayMs of [1000, 0]) {
+    const { settled } = await scenario({ requestSpanDelayMs, replayAnswer: false, breakStream: false });
+    assert.deepEqual(settled, [], `requestSpanDelayMs ${requestSpanDelayMs}`);
+  }
+});
