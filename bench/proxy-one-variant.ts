@@ -1,7 +1,11 @@
 /**
- * Child of `npm run bench -- proxy-instructions`, run under valgrind: N tool calls (each a POST
- * answered by an SSE stream of 4 id-bearing events, as in bench/proxy.ts) at concurrency 8 through
- * VARIANT (`direct`, `bare`, `forkwatch`, `guard`), then prints RUN_OK.
+ * Child of `npm run bench -- proxy-instructions`, run under valgrind (callgrind): tool calls (each
+ * a POST answered by an SSE stream of 4 id-bearing events, as in bench/proxy.ts) at concurrency 8
+ * through VARIANT (`direct`, `bare`, `forkwatch`, `guard`): WARMUP calls, then for each of
+ * WINDOWS=S,L a full GC, a 20-call settling round and a window of that many calls, announced on
+ * stdout and started and ended only when the caller answers `go` on stdin, so that the counter is
+ * switched exactly around it (as bench/one-variant.ts). Without WINDOWS: N calls. Prints
+ * `SPANS n` (spans the proxy emitted over the whole run) and RUN_OK.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +13,12 @@ import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanEx
 import { createForkwatchProxy } from '../src/proxy/index.js';
 
 const variant = process.env.VARIANT ?? 'forkwatch';
-const N = Number(process.env.N ?? 60);
+const CONCURRENCY = 8;
 
-class DiscardExporter implements SpanExporter {
-  export(_spans: ReadableSpan[], done: (r: { code: number }) => void): void {
+class CountingExporter implements SpanExporter {
+  spans = 0;
+  export(spans: ReadableSpan[], done: (r: { code: number }) => void): void {
+    this.spans += spans.length;
     done({ code: 0 });
   }
   async shutdown(): Promise<void> {}
@@ -42,11 +48,15 @@ const upstream = http.createServer((req, res) => {
     next();
   });
 });
+// Idle keep-alive sockets must outlive the pauses around the windows (callgrind_control is slow
+// under load): a server closing one as the client reuses it fails the call (ECONNRESET).
+upstream.keepAliveTimeout = 600_000;
 await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
 const upPort = (upstream.address() as AddressInfo).port;
 
 let port = upPort;
 let close = async (): Promise<void> => {};
+const exporter = new CountingExporter();
 if (variant === 'bare') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const server = http.createServer({ keepAlive: true }, (req, res) => {
@@ -57,6 +67,7 @@ if (variant === 'bare') {
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
+  server.keepAliveTimeout = 600_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
   close = async () => {
@@ -65,13 +76,27 @@ if (variant === 'bare') {
     agent.destroy();
   };
 } else if (variant === 'forkwatch' || variant === 'guard') {
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DiscardExporter())] });
-  const px = await createForkwatchProxy({ upstream: `http://127.0.0.1:${upPort}`, host: '127.0.0.1', port: 0, guard: variant === 'guard', tracerProvider: provider });
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const delay = process.env.REQUEST_SPAN_DELAY_MS;
+  const px = await createForkwatchProxy({
+    upstream: `http://127.0.0.1:${upPort}`,
+    host: '127.0.0.1',
+    port: 0,
+    guard: variant === 'guard',
+    tracerProvider: provider,
+    ...(delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }),
+  });
   port = px.port;
-  close = () => px.close();
+  close = async () => {
+    await px.close();
+    await provider.shutdown();
+  };
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+// The proxy's own server keeps the default 5 s keep-alive: the client lets idle sockets go first.
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY, timeout: 2000 });
+let nextId = 0;
+let retries = 0;
 function call(id: number): Promise<void> {
   const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'report', arguments: {}, _meta: { progressToken: id } } });
   return new Promise((resolve, reject) => {
@@ -84,17 +109,80 @@ function call(id: number): Promise<void> {
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // A connection the server closed before answering, around the pauses at the windows (they
+      // outlast the servers' keep-alive bounds under valgrind): retried, counted.
+      if (!answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        retries++;
+        call(id).then(resolve, reject);
+      } else reject(err);
+    });
     req.end(body);
   });
 }
-let n = 0;
-await Promise.all(
-  Array.from({ length: 8 }, async () => {
-    while (n < N) await call(n++);
-  }),
-);
+async function round(n: number): Promise<void> {
+  let left = n;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await call(nextId++);
+    }),
+  );
+}
+
+function readLines(): () => Promise<void> {
+  let buffered = '';
+  const waiting: Array<() => void> = [];
+  let ready = 0;
+  process.stdin.setEncoding('utf8');
+  // The caller went away: nobody will switch the counter or answer again.
+  process.stdin.on('end', () => process.exit(1));
+  process.stdin.on('data', (d: string) => {
+    buffered += d;
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      buffered = buffered.slice(nl + 1);
+      const w = waiting.shift();
+      if (w) w();
+      else ready++;
+    }
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      if (ready > 0) {
+        ready--;
+        resolve();
+        return;
+      }
+      // Keeps running code while it waits: valgrind takes its control commands between blocks.
+      const tick = setInterval(() => undefined, 5);
+      waiting.push(() => {
+        clearInterval(tick);
+        resolve();
+      });
+    });
+}
+
+if (process.env.WINDOWS) {
+  const go = readLines();
+  await round(Number(process.env.WARMUP ?? 2000));
+  for (const n of process.env.WINDOWS.split(',').map(Number)) {
+    (globalThis as { gc?: () => void }).gc?.();
+    await round(20);
+    console.log(`WINDOW_START ${n}`);
+    await go();
+    await round(n);
+    console.log(`WINDOW_END ${n}`);
+    await go();
+  }
+  process.stdin.destroy();
+} else {
+  await round(Number(process.env.N ?? 60));
+}
 await close();
 agent.destroy();
 upstream.close();
+console.log(`SPANS ${exporter.spans}`);
+console.log(`RETRIES ${retries}`);
 console.log('RUN_OK');

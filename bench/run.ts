@@ -9,8 +9,8 @@ import { benchInstructionCount, instructionRunLengths } from './instruction-coun
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchStateWrite } from './state-write.js';
-import { benchProxy } from './proxy.js';
-import { benchProxyInstructions } from './proxy-instructions.js';
+import { printProxy } from './proxy.js';
+import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -53,16 +53,7 @@ async function main(): Promise<void> {
   }
 
   // Opt-in (minutes under valgrind): the proxy's cost, load-independent.
-  if (only.includes('proxy-instructions')) {
-    console.log('\n# Sidecar proxy in instructions per tool call (valgrind, node --single-threaded; 300-call minus 100-call runs; whole process:');
-    console.log('# client, proxy, upstream; a POST answered by 4 id-bearing SSE events, concurrency 8)');
-    const rows = await benchProxyInstructions();
-    const of = (v: string): number => rows.find((r) => r.variant === v)!.perCall;
-    for (const r of rows) {
-      const vsBare = r.variant === 'forkwatch' || r.variant === 'guard' ? `   +${((r.perCall - of('bare')) / 1e6).toFixed(3)} M over the bare pipe (${(r.perCall / of('bare')).toFixed(2)}x)` : '';
-      console.log(`  ${r.variant.padEnd(10)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call${vsBare}`);
-    }
-  }
+  if (only.includes('proxy-instructions')) await printProxyInstructions((line) => console.log(line));
 
   if (want('instrumentation-store')) {
     console.log('\n# Instrumentation overhead, progress-store app (5 progress notifications per call, InMemoryEventStore), both sides, real OTLP exporter');
@@ -75,20 +66,7 @@ async function main(): Promise<void> {
   }
 
   // Opt-in: it starts servers and proxies of its own.
-  if (only.includes('proxy')) {
-    console.log('\n# Sidecar proxy: tool calls (POST answered by an SSE stream of 4 id-bearing events) through no proxy, a bare');
-    const r = await benchProxy();
-    console.log(`# node:http pipe proxy and forkwatch proxy (spans to a discarding exporter); ${r.rounds} interleaved rounds of ${r.calls} calls per variant,`);
-    console.log('# latency at concurrency 1, calls/s and CPU (the whole process: client, proxy and upstream) at concurrency 8; medians of rounds');
-    const d = r.variants[0]!;
-    const bare = r.variants[1]!;
-    for (const v of r.variants) {
-      console.log(
-        `  ${v.name.padEnd(18)} call p50 ${v.callP50Ms.toFixed(3)} p99 ${v.callP99Ms.toFixed(3)} ms (+${(v.callP99Ms - d.callP99Ms).toFixed(3)} p99) | event p50 ${v.eventP50Ms.toFixed(3)} p99 ${v.eventP99Ms.toFixed(3)} ms | ${fmt(v.callsPerSec).padStart(6)} calls/s (${(v.callsPerSec / bare.callsPerSec).toFixed(2)}x bare) | ${fmt(v.cpuUsPerCall).padStart(5)} µs CPU/call`,
-      );
-    }
-    console.log(`  spans emitted: ${fmt(r.spansEmitted)}; goals: <= 1 ms p99 added over direct, >= 0.9x the bare pipe's calls/s`);
-  }
+  if (only.includes('proxy')) await printProxy((line) => console.log(line));
 
   if (want('decode')) {
     console.log('\n# OTLP decode alone');

@@ -8,7 +8,6 @@ export {
   SseParser,
   DEFAULT_MAX_EVENT_CHARS,
   SpanEmitter,
-  payloadDigest,
   newIncarnation,
   parseEventId,
   describeText,
@@ -23,7 +22,7 @@ export {
   EventRingStore,
   EventSlot,
   digestHex,
-  setDigestHex,
+  digestInto,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
 } from '@forkwatch/instrumentation/wire';

@@ -1,7 +1,21 @@
-import { epochNow, EventRing, EventRingStore, EventSlot, setDigestHex, type JsonRpcInfo } from './building-blocks.js';
+import { digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
 import type { LoggedEvent } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
+
+/** The incarnation and protocol version an event passed in (what its span reports). */
+export interface EventOrigin {
+  readonly incarnation: string | undefined;
+  readonly protocolVersion: string | undefined;
+}
+
+/** Fills the slot's message fields from what its data describes. */
+export function setInfo(slot: EventSlot, info: JsonRpcInfo): void {
+  slot.kind = info.kind;
+  slot.rpcId = info.id;
+  slot.method = info.method;
+  slot.token = info.method === 'notifications/progress' ? info.progressToken : undefined;
+}
 
 /** What the proxy keeps of a session's recent events until a moment makes them matter. */
 export interface SessionHistory {
@@ -34,32 +48,35 @@ export class EventHistory {
     return this.store.bufferedEvents;
   }
 
-  /** Records one event the proxy forwarded (`s` undefined: a sessionless answer, emitted at once). */
+  /**
+   * Records one event the proxy forwarded (`s` undefined: a sessionless answer, emitted at once).
+   * `info`: what its data describes (the exchange parses each event once, for the answers);
+   * `origin`: the incarnation and protocol version it passed in (one object per exchange).
+   */
   record(
     s: ProxySession | undefined,
     sessionId: string | undefined,
-    ev: { id: string; data: string; digest: string },
+    id: string,
+    data: string,
+    info: JsonRpcInfo,
     logged: LoggedEvent | undefined,
     replayed: boolean,
-    info: JsonRpcInfo,
-    protocolVersion: string | undefined,
+    origin: EventOrigin,
+    at: number,
   ): void {
     const buffer = s !== undefined && !this.immediate && !s.history.live;
     const slot = buffer ? this.store.next(s.history.ring) : new EventSlot();
-    slot.id = ev.id;
+    slot.id = id;
     slot.seq = logged?.seq;
     slot.seqSource = logged?.source;
     slot.streamId = undefined;
     slot.flag = replayed;
-    // Already parsed and digested for the guard and the answers.
-    setDigestHex(slot, ev.digest);
-    slot.bytes = Buffer.byteLength(ev.data, 'utf8');
-    slot.kind = info.kind;
-    slot.rpcId = info.id;
-    slot.method = info.method;
-    slot.token = info.method === 'notifications/progress' ? info.progressToken : undefined;
-    slot.at = epochNow();
-    slot.origin = { incarnation: s?.incarnation, protocolVersion };
+    slot.at = at;
+    slot.origin = origin;
+    // The ring keeps nothing of the event's text (event-ring.ts): its description (already parsed
+    // for the answers) and its digest are taken now.
+    setInfo(slot, info);
+    digestInto(slot, data);
     if (!buffer) this.spans.event(s, sessionId, slot);
   }
 

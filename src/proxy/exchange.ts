@@ -8,7 +8,6 @@ import {
   SseParser,
   describeText,
   epochNow,
-  payloadDigest,
   resumeOutcome,
   writeJsonRpcError,
   type JsonRpcInfo,
@@ -17,8 +16,10 @@ import {
 import { cancelledRequestIds } from './cancelled-requests.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
+import { IdleBound } from './idle-bound.js';
 import { passInitialize } from './pass-initialize.js';
-import type { EventHistory } from './event-history.js';
+import type { EventHistory, EventOrigin } from './event-history.js';
+import { payloadPrint } from './payload-print.js';
 import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
@@ -39,6 +40,9 @@ export interface ProxyContext {
   exchanges: number;
 }
 
+/** What an event without data describes. */
+const NO_INFO: JsonRpcInfo[] = [{ kind: 'none' }];
+
 /** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
 export const JSONRPC_UPSTREAM_ERROR = -32603;
 
@@ -48,6 +52,15 @@ type GuardRule = 'resumeForked' | 'answerForked' | 'sessionReissued' | 'sessionL
 function refuse(ctx: ProxyContext, res: ServerResponse, rule: GuardRule): void {
   ctx.stats.guardRefusals[rule]++;
   writeJsonRpcError(res, 404, JSONRPC_SESSION_NOT_FOUND, 'Session not found', { reason: `forkwatch proxy: ${rule}` });
+}
+
+/**
+ * The head of an SSE answer goes out with its first chunk, as a bare pipe sends it; alone (a
+ * write of its own) only when no chunk followed within the tick that brought the head: a stream
+ * that opens and waits still shows its status at once.
+ */
+function flushHead(relay: SseRelay): void {
+  relay.flushHead();
 }
 
 /** Resolves a session's pending resume with what its first event showed. */
@@ -260,14 +273,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
 
     // ---- idle bound on the answer body ----
-    const idle = setTimeout(() => {
+    const idle = new IdleBound(opts.streamIdleTimeoutMs, () => {
       stats.streamIdleTimeouts++;
       ures.destroy();
       res.destroy();
-    }, opts.streamIdleTimeoutMs);
-    idle.unref();
-    ures.on('data', () => idle.refresh());
-    ures.on('close', () => clearTimeout(idle));
+    });
+    ures.on('close', () => idle.clear());
     ures.on('aborted', () => {
       if (!relay?.refused) res.destroy();
     });
@@ -278,20 +289,23 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
 
     // ---- SSE events: recorded, judged against the session's log ----
     let judged: Continuity | undefined;
-    const judge = (ev: SseEvent, digest: string): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, digest, cursor));
+    const judge = (ev: SseEvent, print: number): Continuity => (judged ??= judgeEvent(s!.log, ev.id!, print, cursor));
+    // One per exchange, renewed only when the session's incarnation changes mid-stream.
+    let origin: EventOrigin | undefined;
     const onEvent = (ev: SseEvent): void => {
-      const infos = ev.data === '' ? [{ kind: 'none' as const }] : describeText(ev.data);
+      const infos = ev.data === '' ? NO_INFO : describeText(ev.data);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
       for (const info of infos) answer(info);
       if (ev.id === undefined) return;
-      const digest = payloadDigest(ev.data);
+      const at = epochNow();
       if (s === undefined) {
-        ctx.history.record(undefined, sid, { id: ev.id, data: ev.data, digest }, undefined, false, infos[0]!, pv);
+        ctx.history.record(undefined, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
+      const print = payloadPrint(ev.data);
       s.sendsIds = true;
       if (judged === undefined && s.log.size > 0) {
-        const c = judge(ev, digest);
+        const c = judge(ev, print);
         if (c === 'restarts') {
           // A new life of the id: the upstream rebuilt the session and its log.
           table.reincarnate(s);
@@ -302,10 +316,12 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
-      const { event, replayed } = s.log.add(ev.id, digest);
-      ctx.history.record(s, sid, { id: ev.id, data: ev.data, digest }, event, replayed, infos[0]!, pv);
+      const { event, replayed } = s.log.add(ev.id, print);
+      if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
+      ctx.history.record(s, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, event, replayed, origin, at);
     };
     if (isInit && s !== undefined) {
+      ures.on('data', () => idle.touch());
       passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
         if (sse) for (const ev of new SseParser(opts.maxEventChars).push(text)) onEvent(ev);
         finish(false);
@@ -320,6 +336,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       let body: Buffer[] | undefined = json ? [] : undefined;
       let size = 0;
       ures.on('data', (c: Buffer) => {
+        idle.touch();
         if (!res.write(c)) ures.pause();
         if (body === undefined) return;
         size += c.length;
@@ -340,17 +357,14 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       opts.guard && s !== undefined && ok && (cursor !== undefined || s.sendsIds) && s.log.size > 0
         ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars }
         : undefined;
-    if (hold === undefined) {
-      res.writeHead(status, headers);
-      res.flushHeaders();
-    }
+    if (hold === undefined) res.writeHead(status, headers);
     relay = new SseRelay(
       ures,
       res,
       {
         onEvent,
         decide: (ev) => {
-          const c = judge(ev, payloadDigest(ev.data));
+          const c = judge(ev, payloadPrint(ev.data));
           if (!forks(c)) return 'pass';
           s!.lost = true;
           // The client is spared the fork, but the upstream did mint: the record says so.
@@ -371,8 +385,10 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       },
       opts.maxEventChars,
       hold,
+      idle,
     );
     const r = relay;
+    if (hold === undefined) process.nextTick(flushHead, r);
     ures.on('end', () => {
       answered = true;
       if (r.refused) return;

@@ -11,13 +11,13 @@ import type { SessionEventLog } from './session-event-log.js';
 export type Continuity = 'continues' | 'restarts' | 'regresses' | 'unknown';
 
 /**
- * Judges the first id-bearing event `id` (payload digest `digest`) an upstream sends on a session
+ * Judges the first id-bearing event `id` (payload fingerprint `print`, payload-print.ts) an upstream sends on a session
  * the proxy knows. `cursor`: the `Last-Event-ID` of a resume, undefined on other answers.
  * Pure: reads the log, records nothing.
  */
-export function judgeEvent(log: SessionEventLog, id: string, digest: string, cursor: string | undefined): Continuity {
+export function judgeEvent(log: SessionEventLog, id: string, print: number, cursor: string | undefined): Continuity {
   const known = log.get(id);
-  if (known !== undefined && known.digest !== digest) return 'restarts';
+  if (known !== undefined && known.print !== print) return 'restarts';
   const parsed = parseEventId(id);
   if (cursor !== undefined) {
     const c = log.get(cursor);

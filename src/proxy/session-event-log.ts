@@ -6,7 +6,8 @@ export interface LoggedEvent {
   seq: number;
   /** Where `seq` came from (`forkwatch.sse.event.seq.source`). */
   source: 'server' | 'counter' | 'observed';
-  digest: string;
+  /** The payload's fingerprint (payload-print.ts), to tell the same id sent with another payload. */
+  print: number;
 }
 
 /**
@@ -32,12 +33,12 @@ export class SessionEventLog {
   }
 
   /** Records `id` once; returns what was recorded (the earlier record when it was known). */
-  add(id: string, digest: string): { event: LoggedEvent; replayed: boolean } {
+  add(id: string, print: number): { event: LoggedEvent; replayed: boolean } {
     const known = this.ids.get(id);
     if (known !== undefined) return { event: known, replayed: true };
     const parsed = parseEventId(id);
     const event: LoggedEvent =
-      parsed.seq !== undefined ? { seq: parsed.seq, source: parsed.source!, digest } : { seq: ++this.observed, source: 'observed', digest };
+      parsed.seq !== undefined ? { seq: parsed.seq, source: parsed.source!, print } : { seq: ++this.observed, source: 'observed', print };
     if (event.source !== 'observed' && event.seq > this.maxParsedSeq) this.maxParsedSeq = event.seq;
     if (this.ids.size >= this.max) {
       const oldest = this.ids.keys().next();

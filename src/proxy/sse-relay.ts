@@ -31,6 +31,8 @@ export class SseRelay {
   private heldChars = 0;
   private timer: NodeJS.Timeout | undefined;
   private writeHead: (() => void) | undefined;
+  /** A chunk went out (and the head with it). */
+  private wrote = false;
   /** Id-bearing events seen. */
   events = 0;
   refused = false;
@@ -41,6 +43,8 @@ export class SseRelay {
     private readonly hooks: SseRelayHooks,
     private readonly maxEventChars: number,
     hold: { writeHead: () => void; ms: number; maxChars: number } | undefined,
+    /** Told of every chunk (the body's idle bound). */
+    private readonly idle: { touch(): void },
   ) {
     this.parser = new SseParser(maxEventChars);
     if (hold) {
@@ -69,12 +73,14 @@ export class SseRelay {
   }
 
   private onData(chunk: Buffer): void {
+    this.idle.touch();
     if (this.refused) return;
     if (this.held !== undefined) {
       this.held.push(chunk);
       this.heldChars += chunk.length;
-    } else if (!this.res.write(chunk)) {
-      this.upstream.pause();
+    } else {
+      this.wrote = true;
+      if (!this.res.write(chunk)) this.upstream.pause();
     }
     const text = this.decoder.write(chunk);
     this.tail = text.length >= 4 ? text.slice(-4) : (this.tail + text).slice(-4);
@@ -94,6 +100,12 @@ export class SseRelay {
       this.hooks.onEvent(ev);
     }
     if (this.held !== undefined && this.heldChars > this.heldMax) this.release();
+  }
+
+  /** Sends the head on its own unless a chunk already took it out (or the answer is held). */
+  flushHead(): void {
+    if (this.wrote || this.held !== undefined || this.refused || this.res.writableEnded || this.res.destroyed) return;
+    this.res.flushHeaders();
   }
 
   /** Lets everything held go out and stops holding. */

@@ -42,6 +42,7 @@ import {
   type JsonRpcInfo,
   type ResumeOutcome,
 } from './building-blocks.js';
+import type { EventOrigin } from './event-history.js';
 import type { PendingResume, ProxySession } from './session-table.js';
 import type { StatelessDetails } from './stateless-calls.js';
 
@@ -130,7 +131,7 @@ export class WireSpans {
 
   /** One `forkwatch.sse.event`, stamped with when it passed, in the incarnation it passed in. */
   event(s: ProxySession | undefined, sessionId: string | undefined, e: EventSlot): void {
-    const origin = e.origin as { incarnation?: string; protocolVersion?: string } | undefined;
+    const origin = e.origin as EventOrigin | undefined;
     const inc = origin?.incarnation;
     this.emitter.emit(
       SPAN_SSE_EVENT,

@@ -26,6 +26,7 @@ export {
   EventSlot,
   digestHex,
   setDigestHex,
+  digestInto,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
   DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
