@@ -41,7 +41,7 @@ export class SseRelay {
     private readonly upstream: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly hooks: SseRelayHooks,
-    private readonly maxEventChars: number,
+    maxEventChars: number,
     hold: { writeHead: () => void; ms: number; maxChars: number } | undefined,
     /** Told of every chunk (the body's idle bound). */
     private readonly idle: { touch(): void },
