@@ -3,18 +3,28 @@
  * against no proxy and a bare node:http pipe proxy (keep-alive both sides). The upstream answers
  * each `tools/call` POST with an SSE stream of progress events and the result, every event with an
  * id, under one session, as an SDK server with an event store does; each event carries the time it
- * was written, so the client measures per-event latency on the same clock.
+ * was written, so the client measures per-event latency on the same clock. Client and upstream
+ * share this process; each proxy runs in a process of its own (bench/proxy-sidecar.ts), as a
+ * sidecar does.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createForkwatchProxy } from '../src/proxy/index.js';
+import type { SidecarCpu } from './proxy-sidecar.js';
 
 const EVENTS_PER_CALL = 4;
 const LATENCY_CALLS = 2000;
 const THROUGHPUT_CALLS = 1500;
 const CONCURRENCY = 8;
-const ROUNDS = 3;
+const ROUNDS = 5;
+/**
+ * Calls per variant before anything is measured (concurrency 8). V8 is still compiling after a few
+ * hundred calls, and a proxy has more code to compile than a bare pipe: measured after 50 calls,
+ * the forkwatch proxy's CPU per call was a third over the bare pipe's, while the instruction
+ * counts of warmed-up windows put it at 1.01x (`npm run bench -- proxy-instructions`).
+ */
+const WARMUP_CALLS = Number(process.env.PROXY_BENCH_WARMUP ?? 3000);
 
 export interface ProxyVariantResult {
   name: string;
@@ -24,16 +34,6 @@ export interface ProxyVariantResult {
   eventP99Ms: number;
   callsPerSec: number;
   cpuUsPerCall: number;
-}
-
-/** Counts spans and drops them: the export cost is the collector's, not the proxy's. */
-class DiscardExporter implements SpanExporter {
-  spans = 0;
-  export(spans: ReadableSpan[], done: (r: { code: number }) => void): void {
-    this.spans += spans.length;
-    done({ code: 0 });
-  }
-  async shutdown(): Promise<void> {}
 }
 
 let eventSeq = 0;
@@ -64,19 +64,6 @@ function startUpstream(): Promise<http.Server> {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
-function startBarePipe(target: number): Promise<{ server: http.Server; agent: http.Agent }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer({ keepAlive: true }, (req, res) => {
-    const up = http.request({ agent, host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers }, (ures) => {
-      res.writeHead(ures.statusCode ?? 502, ures.headers);
-      ures.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, agent })));
-}
-
 /** One call; resolves to [call latency ms, per-event latencies ms]. */
 function call(agent: http.Agent, port: number, id: number): Promise<[number, number[]]> {
   const t0 = performance.now();
@@ -105,6 +92,71 @@ const pctl = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 };
 
+/** A proxy variant in its own process (bench/proxy-sidecar.ts). */
+interface Sidecar {
+  port: number;
+  ask<T>(message: 'cpu' | 'gc'): Promise<T>;
+  close(): Promise<void>;
+}
+
+function startSidecar(kind: 'bare' | 'forkwatch' | 'guard', upPort: number): Promise<Sidecar> {
+  const child: ChildProcess = fork(new URL('./proxy-sidecar.js', import.meta.url), [kind, String(upPort)], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let waiting: Array<(m: unknown) => void> = [];
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`proxy sidecar ${kind} exited with ${String(code)} before listening`)));
+    child.on('message', (m: unknown) => {
+      if (typeof m === 'object' && m !== null && 'port' in m) {
+        child.removeAllListeners('exit');
+        resolve({
+          port: (m as { port: number }).port,
+          ask: <T>(message: 'cpu' | 'gc') =>
+            new Promise<T>((r) => {
+              waiting.push(r as (m: unknown) => void);
+              child.send(message);
+            }),
+          close: () =>
+            new Promise<void>((r) => {
+              child.once('exit', () => r());
+              child.send('close');
+            }),
+        });
+        return;
+      }
+      const w = waiting[0];
+      waiting = waiting.slice(1);
+      w?.(m);
+    });
+  });
+}
+
+/** The scheduling policy of this process (children inherit it), from /proc: FIFO/RR or OTHER. */
+function schedulingPolicy(): string {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const policy = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+    return ['SCHED_OTHER', 'SCHED_FIFO', 'SCHED_RR', 'SCHED_BATCH', 'SCHED_ISO', 'SCHED_IDLE'][policy] ?? `policy ${policy}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Full GC here and in every sidecar, so no variant starts with another's garbage. */
+async function gcAll(sidecars: Sidecar[]): Promise<void> {
+  global.gc?.();
+  await Promise.all(sidecars.map((s) => s.ask('gc')));
+}
+
+async function run(agent: http.Agent, port: number, calls: number, startId: number): Promise<void> {
+  let left = calls;
+  let id = startId;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await call(agent, port, ++id);
+    }),
+  );
+}
+
 /**
  * Latency at concurrency 1, the variants interleaved call by call (in a rotating order), after a
  * full GC: every variant samples the same moments of the machine's load and the same garbage.
@@ -113,12 +165,12 @@ const pctl = (xs: number[], p: number): number => {
  * the previous block's throughput run landed on one variant and not on the next, and the
  * difference of two such p99s was mostly that.
  */
-async function measureLatency(ports: number[], calls: number): Promise<Array<{ calls: number[]; events: number[] }>> {
+async function measureLatency(ports: number[], calls: number, sidecars: Sidecar[]): Promise<Array<{ calls: number[]; events: number[] }>> {
   const agents = ports.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   const out = ports.map(() => ({ calls: [] as number[], events: [] as number[] }));
   let id = 0;
-  for (let i = 0; i < 50; i++) for (let v = 0; v < ports.length; v++) await call(agents[v]!, ports[v]!, ++id); // warm-up
-  global.gc?.();
+  for (let i = 0; i < 50; i++) for (let v = 0; v < ports.length; v++) await call(agents[v]!, ports[v]!, ++id);
+  await gcAll(sidecars);
   for (let i = 0; i < calls; i++) {
     for (let j = 0; j < ports.length; j++) {
       const v = (i + j) % ports.length;
@@ -131,84 +183,85 @@ async function measureLatency(ports: number[], calls: number): Promise<Array<{ c
   return out;
 }
 
-/** Calls/s and CPU per call at concurrency CONCURRENCY, one variant at a time, after a full GC. */
-async function measureThroughput(port: number): Promise<{ callsPerSec: number; cpuUsPerCall: number }> {
+/**
+ * Calls/s and CPU per call at concurrency CONCURRENCY, one variant at a time, after a full GC;
+ * CPU is this process's (client and upstream) plus the variant's sidecar's.
+ */
+async function measureThroughput(port: number, sidecar: Sidecar | undefined, sidecars: Sidecar[]): Promise<{ callsPerSec: number; cpuUsPerCall: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  let id = 0;
-  for (let i = 0; i < 50; i++) await call(agent, port, ++id); // warm-up
-  global.gc?.();
+  await run(agent, port, 50, 0);
+  await gcAll(sidecars);
+  const side0 = sidecar ? await sidecar.ask<SidecarCpu>('cpu') : { user: 0, system: 0 };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  let left = THROUGHPUT_CALLS;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (left-- > 0) await call(agent, port, ++id);
-    }),
-  );
+  await run(agent, port, THROUGHPUT_CALLS, 0);
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const side1 = sidecar ? await sidecar.ask<SidecarCpu>('cpu') : { user: 0, system: 0 };
   agent.destroy();
-  return { callsPerSec: THROUGHPUT_CALLS / wall, cpuUsPerCall: (cpu.user + cpu.system) / THROUGHPUT_CALLS };
+  const sideUs = side1.user - side0.user + side1.system - side0.system;
+  return { callsPerSec: THROUGHPUT_CALLS / wall, cpuUsPerCall: (cpu.user + cpu.system + sideUs) / THROUGHPUT_CALLS };
 }
 
 /**
- * Latency: the variants (and a second `direct`, the control: what the method reports between two
- * identical variants) interleaved call by call, LATENCY_CALLS each. Throughput: ROUNDS rounds of
- * one block per variant; per variant, the median round.
+ * Warm-up: WARMUP_CALLS per variant. Latency: the variants (and a second `direct`, the control:
+ * what the method reports between two identical variants) interleaved call by call,
+ * LATENCY_CALLS each. Throughput: ROUNDS rounds of one block per variant; per variant, the median
+ * round.
  */
-export async function benchProxy(): Promise<{ variants: ProxyVariantResult[]; control: ProxyVariantResult; spansEmitted: number; rounds: number; calls: number }> {
+export async function benchProxy(): Promise<{ variants: ProxyVariantResult[]; control: ProxyVariantResult; spansEmitted: number; rounds: number; calls: number; warmup: number; policy: string }> {
   const upstream = await startUpstream();
   const upPort = (upstream.address() as AddressInfo).port;
-  const bare = await startBarePipe(upPort);
-  const exporter = new DiscardExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65536, maxExportBatchSize: 2048, scheduledDelayMillis: 200 })] });
-  const fw = await createForkwatchProxy({ upstream: `http://127.0.0.1:${upPort}`, host: '127.0.0.1', port: 0, tracerProvider: provider });
-  const fwGuard = await createForkwatchProxy({ upstream: `http://127.0.0.1:${upPort}`, host: '127.0.0.1', port: 0, tracerProvider: provider, guard: true });
-  const variants: Array<[string, number]> = [
-    ['direct', upPort],
-    ['bare pipe proxy', (bare.server.address() as AddressInfo).port],
-    ['forkwatch proxy', fw.port],
-    ['forkwatch --guard', fwGuard.port],
-  ];
-  const throughput = new Map<string, Array<{ callsPerSec: number; cpuUsPerCall: number }>>();
-  let latency: Array<{ calls: number[]; events: number[] }>;
+  const sidecars: Sidecar[] = [];
   try {
-    latency = await measureLatency([...variants.map(([, port]) => port), upPort], LATENCY_CALLS);
+    for (const kind of ['bare', 'forkwatch', 'guard'] as const) sidecars.push(await startSidecar(kind, upPort));
+    const [bare, fw, fwGuard] = sidecars as [Sidecar, Sidecar, Sidecar];
+    const variants: Array<[string, number, Sidecar | undefined]> = [
+      ['direct', upPort, undefined],
+      ['bare pipe proxy', bare.port, bare],
+      ['forkwatch proxy', fw.port, fw],
+      ['forkwatch --guard', fwGuard.port, fwGuard],
+    ];
+    for (const [, port] of variants) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+      await run(agent, port, WARMUP_CALLS, 0);
+      agent.destroy();
+    }
+    const throughput = new Map<string, Array<{ callsPerSec: number; cpuUsPerCall: number }>>();
+    const latency = await measureLatency([...variants.map(([, port]) => port), upPort], LATENCY_CALLS, sidecars);
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [name, port] of variants) {
-        const m = await measureThroughput(port).catch((err: unknown) => {
+      for (const [name, port, sidecar] of variants) {
+        const m = await measureThroughput(port, sidecar, sidecars).catch((err: unknown) => {
           throw new Error(`${name}: ${String(err)}`);
         });
         throughput.set(name, [...(throughput.get(name) ?? []), m]);
       }
     }
+    const spansEmitted = (await fw.ask<SidecarCpu>('cpu')).spans + (await fwGuard.ask<SidecarCpu>('cpu')).spans;
+    const med = (xs: number[]): number => pctl(xs, 0.5);
+    const row = (name: string, l: { calls: number[]; events: number[] }, t: Array<{ callsPerSec: number; cpuUsPerCall: number }> | undefined): ProxyVariantResult => ({
+      name,
+      callP50Ms: pctl(l.calls, 0.5),
+      callP99Ms: pctl(l.calls, 0.99),
+      eventP50Ms: pctl(l.events, 0.5),
+      eventP99Ms: pctl(l.events, 0.99),
+      callsPerSec: t ? med(t.map((x) => x.callsPerSec)) : NaN,
+      cpuUsPerCall: t ? med(t.map((x) => x.cpuUsPerCall)) : NaN,
+    });
+    return {
+      variants: variants.map(([name], i) => row(name, latency[i]!, throughput.get(name))),
+      control: row('direct (control)', latency[variants.length]!, undefined),
+      spansEmitted,
+      rounds: ROUNDS,
+      calls: LATENCY_CALLS,
+      warmup: WARMUP_CALLS,
+      policy: schedulingPolicy(),
+    };
   } finally {
-    await fw.close();
-    await fwGuard.close();
-    bare.agent.destroy();
-    bare.server.closeAllConnections();
-    bare.server.close();
+    await Promise.all(sidecars.map((s) => s.close()));
     upstream.closeAllConnections();
     upstream.close();
-    await provider.shutdown();
   }
-  const med = (xs: number[]): number => pctl(xs, 0.5);
-  const row = (name: string, l: { calls: number[]; events: number[] }, t: Array<{ callsPerSec: number; cpuUsPerCall: number }> | undefined): ProxyVariantResult => ({
-    name,
-    callP50Ms: pctl(l.calls, 0.5),
-    callP99Ms: pctl(l.calls, 0.99),
-    eventP50Ms: pctl(l.events, 0.5),
-    eventP99Ms: pctl(l.events, 0.99),
-    callsPerSec: t ? med(t.map((x) => x.callsPerSec)) : NaN,
-    cpuUsPerCall: t ? med(t.map((x) => x.cpuUsPerCall)) : NaN,
-  });
-  return {
-    variants: variants.map(([name], i) => row(name, latency[i]!, throughput.get(name))),
-    control: row('direct (control)', latency[variants.length]!, undefined),
-    spansEmitted: exporter.spans,
-    rounds: ROUNDS,
-    calls: LATENCY_CALLS,
-  };
 }
 
 /** Runs the bench and prints its table (`npm run bench -- proxy`). */
@@ -216,9 +269,11 @@ export async function printProxy(print: (line: string) => void): Promise<void> {
   const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
   print('\n# Sidecar proxy: tool calls (POST answered by an SSE stream of 4 id-bearing events) through no proxy, a bare');
   const r = await benchProxy();
-  print(`# node:http pipe proxy and forkwatch proxy (spans to a discarding exporter). Latency: concurrency 1, the variants interleaved call by call,`);
-  print(`# ${r.calls} calls each, after a full GC; "direct (control)" is direct again: its +p99 is what the method shows between identical variants.`);
-  print(`# Calls/s and CPU (the whole process: client, proxy and upstream) at concurrency ${CONCURRENCY}, ${THROUGHPUT_CALLS} calls, median of ${r.rounds} rounds`);
+  print(`# node:http pipe proxy and forkwatch proxy, each proxy in a process of its own (spans to a discarding exporter), after ${r.warmup} calls each.`);
+  print(`# Latency: concurrency 1, the variants interleaved call by call, ${r.calls} calls each, after a full GC; "direct (control)" is direct again:`);
+  print(`# its +p99 is what the method shows between identical variants. Calls/s and CPU (client, upstream and proxy processes) at concurrency`);
+  print(`# ${CONCURRENCY}, ${THROUGHPUT_CALLS} calls, median of ${r.rounds} rounds. Scheduling: ${r.policy}. Every proxy is a process that must be woken per hop:`);
+  print('# on a busy machine its wake-up delay sets the p99, so compare the proxies with the bare pipe, which pays the same hop.');
   const d = r.variants[0]!;
   const bare = r.variants[1]!;
   for (const v of [...r.variants, r.control]) {
