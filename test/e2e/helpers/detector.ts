@@ -39,7 +39,12 @@ export async function startDetector(opts: { args?: string[]; env?: NodeJS.Proces
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const urls = await new Promise<{ otlpUrl: string; httpUrl: string; otlpGrpcAddress: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`detector did not start within ${opts.timeoutMs ?? 30_000} ms:\n${out}`)), opts.timeoutMs ?? 30_000);
+    // Killed on the way out: a detector that starts after the bound would otherwise outlive the
+    // failed test and keep the test file's process (and so the whole run) waiting for it.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`detector did not start within ${opts.timeoutMs ?? 30_000} ms:\n${out}`));
+    }, opts.timeoutMs ?? 30_000);
     const onData = (): void => {
       const m = /forkwatch listening otlp=(\S+) http=(\S+) otlp-grpc=(\S+)/.exec(out);
       if (m) {

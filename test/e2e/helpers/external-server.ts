@@ -19,7 +19,11 @@ export async function startExternalServer(command: string, args: string[], opts:
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} did not start:\n${out}`)), opts.timeoutMs ?? 30_000);
+    // Killed on the way out, so a late start does not outlive the failed test (see detector.ts).
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} did not start:\n${out}`));
+    }, opts.timeoutMs ?? 30_000);
     const onData = (): void => {
       const m = (opts.ready ?? /listening (\d+)/).exec(out);
       if (m) {

@@ -24,7 +24,11 @@ export async function startProxyProcess(opts: { upstream: string; otlpEndpoint?:
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not start:\n${out}`)), 15_000);
+    // Killed on the way out, so a late start does not outlive the failed test (see detector.ts).
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`proxy did not start:\n${out}`));
+    }, 15_000);
     const onData = (): void => {
       const m = /forkwatch proxy listening url=http:\/\/[^:]+:(\d+)/.exec(out);
       if (m) {
