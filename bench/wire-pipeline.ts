@@ -5,6 +5,12 @@
  * the engine's tick and a group commit in the pipeline's slices (COMMIT_SLICE_STATES and, where
  * the pipeline has it, COMMIT_SLICE_BYTES) into a real SQLite file. Each pass is the payloads with
  * new session keys. argv: forkwatch ratio (0.2 or 1), passes. Prints one JSON line.
+ *
+ * The engine's clock is virtual, 40 ms per request (about the wire bench's rate at 100 %
+ * forkwatch spans, where a pass takes about 2 s), so the 2,250 ms window decides each pass's
+ * sessions during the next one at the same point in every run: on the wall clock under valgrind
+ * the decisions fell wherever the machine's load put them, and two runs of one commit differed
+ * by 5 % or more.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,14 +31,17 @@ const p = loadWirePayloads(1000, ratio, 4);
 const all: Uint8Array[][] = [];
 for (let k = 1; k <= passes; k++) all.push(interleave(rekey(p.byExporter, k)));
 const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-pipeline-'));
-const store = openStore({ path: join(dir, 'db.sqlite') });
 const findings: Finding[] = [];
-const engine = new CorrelationEngine({ now: () => Date.now() }, { onFinding: (f) => void findings.push(f) }, { decisionWindowMs: 2250 });
+const MS_PER_REQUEST = 40;
+let now = Date.UTC(2026, 11, 3);
+const store = openStore({ path: join(dir, 'db.sqlite'), now: () => now });
+const engine = new CorrelationEngine({ now: () => now }, { onFinding: (f) => void findings.push(f) }, { decisionWindowMs: 2250 });
 let transactions = 0;
 try {
   for (const bodies of all) {
     let i = 0;
     for (const b of bodies) {
+      now += MS_PER_REQUEST;
       engine.ingest(decodeProtobuf(b).spans);
       if (++i % 4 !== 0) continue;
       engine.tick();
