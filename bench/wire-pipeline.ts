@@ -11,8 +11,13 @@
  * sessions during the next one at the same point in every run: on the wall clock under valgrind
  * the decisions fell wherever the machine's load put them, and two runs of one commit differed
  * by 5 % or more.
+ *
+ * FORKWATCH_BENCH_ALLOC_PROF=FILE writes V8's sampling heap profile of the run to FILE, counting
+ * objects the GC already collected too (what was allocated, not what is left): allocation per
+ * site, as `--heap-prof` cannot tell.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
@@ -28,6 +33,13 @@ const passes = Number(process.argv[3] ?? 2);
 const slice = pipeline.COMMIT_SLICE_STATES;
 const sliceBytes = (pipeline as { COMMIT_SLICE_BYTES?: number }).COMMIT_SLICE_BYTES ?? Infinity;
 const p = loadWirePayloads(1000, ratio, 4);
+const allocProf = process.env.FORKWATCH_BENCH_ALLOC_PROF;
+const inspector = allocProf ? new Session() : undefined;
+if (inspector) {
+  inspector.connect();
+  await inspector.post('HeapProfiler.enable');
+  await inspector.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
 const all: Uint8Array[][] = [];
 for (let k = 1; k <= passes; k++) all.push(interleave(rekey(p.byExporter, k)));
 const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-pipeline-'));
@@ -64,4 +76,5 @@ try {
   store.close();
   rmSync(dir, { recursive: true, force: true });
 }
+if (inspector) writeFileSync(allocProf!, JSON.stringify((await inspector.post('HeapProfiler.stopSampling')).profile));
 process.stdout.write(`${JSON.stringify({ spans: p.spans * passes, forkwatchSpans: p.forkwatchSpans * passes, transactions })}\n`);
