@@ -2,8 +2,9 @@
  * `npm run bench -- wire-instructions`: the detector's in-process work on the wire benchmark's
  * payloads (bench/wire-pipeline.ts: decode, engine, tick, sliced group commits into SQLite) in CPU
  * instructions per span, counted by valgrind (cachegrind, no cache simulation) under
- * `node --single-threaded`, so GC and JIT work is counted on one thread and the figure does not
- * move with the load of a shared machine. Two runs of SHORT and LONG passes (each pass the
+ * `node --predictable --single-threaded`: GC and JIT work is counted on one thread, and V8 makes
+ * its decisions without the wall clock (with `--single-threaded` alone, GC heuristics timed
+ * under valgrind on a loaded machine moved two runs of one commit by up to 8 %). Two runs of SHORT and LONG passes (each pass the
  * payloads with new session keys); per span = (LONG run - SHORT run) / the spans of the passes
  * between, which cancels start-up, payload loading and the first passes' compilation.
  *
@@ -27,7 +28,7 @@ interface Run {
 function countRun(ratio: number, passes: number, dir: string): Run {
   const out = join(dir, `cg-${ratio}-${passes}.out`);
   const entry = fileURLToPath(new URL('./wire-pipeline.js', import.meta.url));
-  const r = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, process.execPath, '--single-threaded', entry, String(ratio), String(passes)], {
+  const r = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, process.execPath, '--predictable', '--single-threaded', entry, String(ratio), String(passes)], {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
   });
