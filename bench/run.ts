@@ -90,7 +90,7 @@ async function main(): Promise<void> {
 
   // Opt-in (minutes under valgrind): npm run bench -- wire-instructions
   if (only.includes('wire-instructions')) {
-    console.log('\n# The detector\'s in-process work on the wire payloads (decode, engine, tick, sliced group commits into SQLite), in instructions per span (valgrind, node --single-threaded)');
+    console.log('\n# The detector\'s in-process work on the wire payloads (decode, engine, tick, sliced group commits into SQLite), in instructions per span (valgrind, node --predictable --single-threaded)');
     benchWireInstructions((line) => console.log(line));
   }
 
