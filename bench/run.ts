@@ -8,6 +8,7 @@ import { benchIngest } from './ingest.js';
 import { benchInstructionCount, instructionRunLengths } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
+import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { printProxyInstructions } from './proxy-instructions.js';
@@ -85,6 +86,12 @@ async function main(): Promise<void> {
   if (want('wire')) {
     console.log('\n# Ingest over the wire: exporters -> detector process over real sockets (HTTP protobuf, gzip, gRPC); then through the gateway');
     await benchWire((line) => console.log(line));
+  }
+
+  // Opt-in (minutes under valgrind): npm run bench -- wire-instructions
+  if (only.includes('wire-instructions')) {
+    console.log('\n# The detector\'s in-process work on the wire payloads (decode, engine, tick, sliced group commits into SQLite), in instructions per span (valgrind, node --predictable --single-threaded)');
+    benchWireInstructions((line) => console.log(line));
   }
 
   // Opt-in (about a minute, a child detector at full load): npm run bench -- overload

@@ -35,7 +35,7 @@ const KEY = Buffer.from('forkwatch.session.key');
  * hex digits of each `forkwatch.session.key` value), so a second pass opens new sessions instead
  * of replaying decided ones: KeyValue{key, value: AnyValue{string_value (32 hex)}}.
  */
-function rekey(queues: Uint8Array[][], n: number): Uint8Array[][] {
+export function rekey(queues: Uint8Array[][], n: number): Uint8Array[][] {
   return queues.map((q) => rekeyBodies(q, n));
 }
 
@@ -86,7 +86,7 @@ const TRANSPORTS: Transport[] = [
 const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 
 /** The exporters' queues as one list, taking a request from each in turn (the order they would arrive in). */
-function interleave(queues: Uint8Array[][]): Uint8Array[] {
+export function interleave(queues: Uint8Array[][]): Uint8Array[] {
   const out: Uint8Array[] = [];
   for (let i = 0; out.length < queues.reduce((n, q) => n + q.length, 0); i++) for (const q of queues) if (i < q.length) out.push(q[i]!);
   return out;

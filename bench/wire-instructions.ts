@@ -1,0 +1,65 @@
+/**
+ * `npm run bench -- wire-instructions`: the detector's in-process work on the wire benchmark's
+ * payloads (bench/wire-pipeline.ts: decode, engine, tick, sliced group commits into SQLite) in CPU
+ * instructions per span, counted by valgrind (cachegrind, no cache simulation) under
+ * `node --predictable --single-threaded`: GC and JIT work is counted on one thread, and V8 makes
+ * its decisions without the wall clock (with `--single-threaded` alone, GC heuristics timed
+ * under valgrind on a loaded machine moved two runs of one commit by up to 8 %). Two runs of SHORT and LONG passes (each pass the
+ * payloads with new session keys); per span = (LONG run - SHORT run) / the spans of the passes
+ * between, which cancels start-up, payload loading and the first passes' compilation.
+ *
+ * Environment: FORKWATCH_BENCH_WIRE_INSTR_PASSES (default `2,4`), FORKWATCH_BENCH_WIRE_INSTR_RATIOS
+ * (forkwatch share of the spans, default `1`; `0.2` runs five times the spans). Needs valgrind;
+ * about 4 minutes per run on a quiet core at the defaults.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface Run {
+  instructions: number;
+  spans: number;
+  forkwatchSpans: number;
+  transactions: number;
+}
+
+function countRun(ratio: number, passes: number, dir: string): Run {
+  const out = join(dir, `cg-${ratio}-${passes}.out`);
+  const entry = fileURLToPath(new URL('./wire-pipeline.js', import.meta.url));
+  const r = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, process.execPath, '--predictable', '--single-threaded', entry, String(ratio), String(passes)], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (r.status !== 0) throw new Error(`valgrind run failed (${r.status ?? r.signal}): ${r.stderr.slice(-2000)}`);
+  const summary = /^summary:\s+(\d+)/m.exec(readFileSync(out, 'utf8'));
+  if (!summary) throw new Error('no cachegrind summary');
+  const line = r.stdout.trim().split('\n').pop()!;
+  return { instructions: Number(summary[1]), ...(JSON.parse(line) as Omit<Run, 'instructions'>) };
+}
+
+/** Runs the counts and prints their lines; prints why not when valgrind is absent. */
+export function benchWireInstructions(print: (line: string) => void): void {
+  if (spawnSync('valgrind', ['--version']).status !== 0) {
+    print('  skipped: valgrind is not installed');
+    return;
+  }
+  const [short, long] = (process.env.FORKWATCH_BENCH_WIRE_INSTR_PASSES ?? '2,4').split(',').map(Number) as [number, number];
+  const ratios = (process.env.FORKWATCH_BENCH_WIRE_INSTR_RATIOS ?? '1').split(',').map(Number);
+  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-instr-'));
+  try {
+    for (const ratio of ratios) {
+      const a = countRun(ratio, short, dir);
+      const b = countRun(ratio, long, dir);
+      const spans = b.spans - a.spans;
+      const fw = b.forkwatchSpans - a.forkwatchSpans;
+      const per = (b.instructions - a.instructions) / spans;
+      print(
+        `  ${String(ratio * 100).padStart(3)} % forkwatch: ${Math.round(per).toLocaleString('en-US')} instructions per span in (${Math.round((b.instructions - a.instructions) / fw).toLocaleString('en-US')} per forkwatch span) | runs of ${short} and ${long} passes: ${(a.instructions / 1e9).toFixed(3)} G and ${(b.instructions / 1e9).toFixed(3)} G instructions, ${a.transactions} and ${b.transactions} SQLite transactions`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
