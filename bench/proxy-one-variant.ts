@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createForkwatchProxy } from '../src/proxy/index.js';
+import { startBarePipe } from './bare-pipe-proxy.js';
 
 const variant = process.env.VARIANT ?? 'forkwatch';
 const CONCURRENCY = 8;
@@ -58,23 +59,9 @@ let port = upPort;
 let close = async (): Promise<void> => {};
 const exporter = new CountingExporter();
 if (variant === 'bare') {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer({ keepAlive: true }, (req, res) => {
-    const up = http.request({ agent, host: '127.0.0.1', port: upPort, method: req.method, path: req.url, headers: req.headers }, (ures) => {
-      res.writeHead(ures.statusCode ?? 502, ures.headers);
-      ures.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  server.keepAliveTimeout = 600_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-  close = async () => {
-    server.closeAllConnections();
-    server.close();
-    agent.destroy();
-  };
+  const bare = await startBarePipe(upPort, 600_000);
+  port = bare.port;
+  close = bare.close;
 } else if (variant === 'forkwatch' || variant === 'guard') {
   const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
   const delay = process.env.REQUEST_SPAN_DELAY_MS;

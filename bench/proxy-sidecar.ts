@@ -6,10 +6,9 @@
  * `'cpu'` with its CPU time and spans so far and `'gc'` with `'gc-done'` after a full GC;
  * closes on `'close'`.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createForkwatchProxy } from '../src/proxy/index.js';
+import { startBarePipe } from './bare-pipe-proxy.js';
 
 /** Counts spans and drops them: the export cost is the collector's, not the proxy's. */
 class DiscardExporter implements SpanExporter {
@@ -34,22 +33,7 @@ const exporter = new DiscardExporter();
 let port: number;
 let close: () => Promise<void>;
 if (kind === 'bare') {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer({ keepAlive: true }, (req, res) => {
-    const up = http.request({ agent, host: '127.0.0.1', port: upPort, method: req.method, path: req.url, headers: req.headers }, (ures) => {
-      res.writeHead(ures.statusCode ?? 502, ures.headers);
-      ures.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-  close = async () => {
-    server.closeAllConnections();
-    server.close();
-    agent.destroy();
-  };
+  ({ port, close } = await startBarePipe(upPort));
 } else if (kind === 'forkwatch' || kind === 'guard') {
   const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65536, maxExportBatchSize: 2048, scheduledDelayMillis: 200 })] });
   const px = await createForkwatchProxy({ upstream: `http://127.0.0.1:${upPort}`, host: '127.0.0.1', port: 0, tracerProvider: provider, guard: kind === 'guard' });
