@@ -51,5 +51,5 @@ export function sha256Hex(data: string): string {
  * two `parseInt(_, 16)` (a V8 runtime call each) per SSE event.
  */
 export function sha256Bytes(data: string): string {
-  return oneShot !== undefined ? oneShot('sha256', data, 'latin1') : createHash('sha256').update(data, 'utf8').digest('latin1');
+  return oneShot !== undefined ? oneShot('sha256', data, 'latin1') : createHash('sha256').update(data, 'utf8').digest('binary');
 }
