@@ -26,7 +26,12 @@ export class SseParser {
   private pendingChars = 0;
   private id: string | undefined;
   private event = '';
-  private data: string[] = [];
+  /**
+   * The event's data lines joined by `\n` as they come (most events have one line: no array and
+   * no join per event), and how many there were (an empty line still counts).
+   */
+  private data = '';
+  private dataLines = 0;
   private dataChars = 0;
   private skipping = false;
   /** Events discarded for exceeding the size bound. */
@@ -90,7 +95,7 @@ export class SseParser {
   private idFree(chunk: string): boolean {
     return (
       this.buf.length === 0 &&
-      this.data.length === 0 &&
+      this.dataLines === 0 &&
       this.id === undefined &&
       this.event === '' &&
       !this.skipping &&
@@ -118,7 +123,8 @@ export class SseParser {
   private beginSkip(): void {
     this.skipping = true;
     this.oversized++;
-    this.data = [];
+    this.data = '';
+    this.dataLines = 0;
     this.dataChars = 0;
   }
 
@@ -130,14 +136,15 @@ export class SseParser {
   private line(start: number, end: number, out: SseEvent[]): void {
     const buf = this.buf;
     if (start === end) {
-      if (!this.skipping && (this.id !== undefined || (this.data.length > 0 && !this.idsOnly))) {
-        const ev: SseEvent = { event: this.event || 'message', data: this.data.join('\n') };
+      if (!this.skipping && (this.id !== undefined || (this.dataLines > 0 && !this.idsOnly))) {
+        const ev: SseEvent = { event: this.event || 'message', data: this.data };
         if (this.id !== undefined) ev.id = this.id;
         out.push(ev);
       }
       this.id = undefined;
       this.event = '';
-      if (this.data.length > 0) this.data = [];
+      this.data = '';
+      this.dataLines = 0;
       this.dataChars = 0;
       this.skipping = false;
       return;
@@ -154,7 +161,8 @@ export class SseParser {
         this.beginSkip();
         return;
       }
-      this.data.push(buf.slice(valueStart, end));
+      const value = buf.slice(valueStart, end);
+      this.data = this.dataLines++ === 0 ? value : `${this.data}\n${value}`;
     } else if (fieldChars === 2 && buf.startsWith('id', start)) {
       const value = buf.slice(valueStart, end);
       if (!value.includes('\0')) this.id = value;
