@@ -27,4 +27,12 @@ describe('incarnation ids', () => {
     assert.deepEqual(parseEventId('e1234567890123456'), {}, 'more than 15 digits');
     assert.deepEqual(parseEventId('ABCDEF0123456789-1'), {}, 'upper-case hex is not a guarded id');
   });
+
+  it('reads the longest ids of either shape (32 chars), and nothing longer', () => {
+    const inc = newIncarnation();
+    assert.deepEqual(parseEventId(`${inc}-123456789012345`), { seq: 123456789012345, source: 'server', incarnation: inc });
+    assert.deepEqual(parseEventId('abcdefghijklmnop123456789012345'), { seq: 123456789012345, source: 'counter' });
+    assert.deepEqual(parseEventId(`${inc}-1234567890123456`), {});
+    assert.deepEqual(parseEventId('abcdefghijklmnopq123456789012345'), {});
+  });
 });

@@ -108,6 +108,16 @@ export class FetchExchange {
     return infos;
   }
 
+  /**
+   * Id of the first message of a request body that has one. A single message that was not parsed
+   * (a hooked client's, every call) is read by one pass of the scanner: JSON.parse of the body
+   * built every key and string of the call's arguments (internalized) to name one stream.
+   */
+  private firstIdOf(req: OutgoingRequest, infos: JsonRpcInfo[]): string | undefined {
+    if (infos === NO_INFOS && req.method === 'POST' && req.body !== undefined && !isBatch(req.body)) return this.core.scanner.scan(req.body).id;
+    return this.infosOf(req, infos).find((i) => i.id !== undefined)?.id;
+  }
+
   private onResponse(channel: Channel, req: OutgoingRequest, parsed: JsonRpcInfo[], res: Response, ctx: Context): Response {
     const core = this.core;
     const presented = boundedSessionId(req.headers.get(HEADER_SESSION_ID), core.maxSessionIdChars);
@@ -200,7 +210,7 @@ export class FetchExchange {
     const req = tap.req;
     let name: string;
     if (req.method === 'POST') {
-      const firstId = this.infosOf(req, tap.infos).find((i) => i.id !== undefined)?.id;
+      const firstId = this.firstIdOf(req, tap.infos);
       name = `post:${firstId ?? ''}`;
     } else {
       name = tap.lastEventId !== undefined ? (this.core.streamOf(tap.presented, tap.lastEventId) ?? 'get') : 'get';
@@ -208,6 +218,15 @@ export class FetchExchange {
     tap.streamId = name;
     return name;
   }
+}
+
+/** The text is a JSON array (a batch): its first char other than JSON whitespace is `[`. */
+function isBatch(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return c === 91;
+  }
+  return false;
 }
 
 /**

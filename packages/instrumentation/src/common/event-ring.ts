@@ -1,4 +1,4 @@
-import { sha256Hex } from './session-key.js';
+import { sha256Bytes } from './session-key.js';
 
 /** Default of `maxBufferedEventsPerSession`: recent events a session keeps for a possible moment. */
 export const DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION = 256;
@@ -66,10 +66,15 @@ export function digestInto(slot: EventSlot, data: string): void {
     slot.bytes = 0;
     return;
   }
-  const hex = sha256Hex(data);
-  slot.digestHi = parseInt(hex.slice(0, 8), 16);
-  slot.digestLo = parseInt(hex.slice(8, 16), 16);
+  const raw = sha256Bytes(data);
+  slot.digestHi = word(raw, 0);
+  slot.digestLo = word(raw, 4);
   slot.bytes = Buffer.byteLength(data, 'utf8');
+}
+
+/** The big-endian 32-bit word at `i` of a byte string (one char per byte), unsigned. */
+function word(raw: string, i: number): number {
+  return ((raw.charCodeAt(i) << 24) | (raw.charCodeAt(i + 1) << 16) | (raw.charCodeAt(i + 2) << 8) | raw.charCodeAt(i + 3)) >>> 0;
 }
 
 /** The recent events of one session, oldest first, as a circular buffer of reused slots. */

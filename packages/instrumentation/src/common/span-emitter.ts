@@ -52,8 +52,12 @@ export class SpanEmitter {
         return true;
       }
     }
-    return (this.tracer as object).constructor?.name !== 'NoopTracer';
+    // A tracer's class does not change: its name (read through a C++ accessor) is asked once.
+    return (this.notNoop ??= (this.tracer as object).constructor?.name !== 'NoopTracer');
   }
+
+  /** The tracer is not the API's NoopTracer by its class name; learnt at the first {@link enabled}. */
+  private notNoop: boolean | undefined;
 
   /** The salted key of a raw session id. */
   key(sessionId: string): string {

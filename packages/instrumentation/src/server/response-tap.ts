@@ -66,12 +66,14 @@ export function tapResponse(res: ServerResponse, hooks: ResponseTapHooks, maxEve
       // string itself. What SDK servers write; encoding it to bytes and back was pure cost.
       text = chunk;
     } else {
-      let bytes: Buffer;
+      let bytes: Uint8Array;
       if (typeof chunk === 'string') {
         // Through the same decoder as byte chunks: a write may end inside a multi-byte character.
         bytes = Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
       } else if (chunk instanceof Uint8Array) {
-        bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        // The decoder reads any Uint8Array (what the SDK's web-standard servers write, one per
+        // SSE event): a Buffer made over it per write was an object and a native call for nothing.
+        bytes = chunk;
       } else {
         return;
       }

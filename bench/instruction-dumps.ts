@@ -1,0 +1,50 @@
+/**
+ * Re-reads the callgrind dumps that `INSTR_KEEP=1 npm run bench -- instructions` kept, with the
+ * bench's current split into compiler, GC and the rest: runs measured before a change of that
+ * split are compared with later ones on the same terms, without re-running valgrind.
+ *
+ *   node build/bench/instruction-dumps.js SHORT LONG BASE.1 BASE.2 [OTHER.1 OTHER.2 ...]
+ *
+ * Per pair of window dumps (SHORT and LONG calls): instructions per call in total, without V8's
+ * compiler and deoptimizer, and without them and the GC; each pair after the first also as a
+ * ratio over the first (the uninstrumented run).
+ */
+import { readFileSync } from 'node:fs';
+import { gcInstructions, jitInstructions } from './instruction-count.js';
+
+const [shortArg, longArg, ...files] = process.argv.slice(2);
+const calls = Number(longArg) - Number(shortArg);
+if (!(calls > 0) || files.length < 2 || files.length % 2 !== 0) {
+  console.error('usage: instruction-dumps.js SHORT LONG A.1 A.2 [B.1 B.2 ...]');
+  process.exit(2);
+}
+
+interface PerCall {
+  total: number;
+  noJit: number;
+  noJitNoGc: number;
+  gc: number;
+}
+
+function perCall(shortDump: string, longDump: string): PerCall {
+  const [s, l] = [shortDump, longDump].map((f) => {
+    const text = readFileSync(f, 'utf8');
+    const m = /^totals:\s+(\d+)/m.exec(text);
+    if (!m) throw new Error(`no totals in ${f}`);
+    return { total: Number(m[1]), jit: jitInstructions(text), gc: gcInstructions(text) };
+  }) as [{ total: number; jit: number; gc: number }, { total: number; jit: number; gc: number }];
+  const total = (l.total - s.total) / calls;
+  const noJit = (l.total - l.jit - (s.total - s.jit)) / calls;
+  const gc = (l.gc - s.gc) / calls;
+  return { total, noJit, noJitNoGc: noJit - gc, gc };
+}
+
+const m = (n: number): string => (n / 1e6).toFixed(3);
+const pct = (a: number, b: number): string => `${a / b - 1 >= 0 ? '+' : ''}${((a / b - 1) * 100).toFixed(1)} %`;
+let base: PerCall | undefined;
+for (let i = 0; i < files.length; i += 2) {
+  const r = perCall(files[i]!, files[i + 1]!);
+  base ??= r;
+  const vs = r === base ? '' : ` | over the first: ${pct(r.total, base.total)}, ${pct(r.noJit, base.noJit)}, ${pct(r.noJitNoGc, base.noJitNoGc)}`;
+  console.log(`${files[i]}: ${m(r.total)} M/call, without compiler ${m(r.noJit)} M, without compiler and GC ${m(r.noJitNoGc)} M, GC ${m(r.gc)} M${vs}`);
+}
