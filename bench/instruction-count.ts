@@ -24,12 +24,11 @@
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
  * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps).
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 
 /**
@@ -55,7 +54,6 @@ interface Run {
   counts: SinkCounts;
 }
 
-const run = promisify(execFile);
 
 /** Run lengths, from the environment (see the file's comment). */
 export function instructionRunLengths(): { warmup: number; short: number; long: number } {
@@ -90,46 +88,8 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
   }
   const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}.callgrind`);
   try {
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, ...nodeArgs, script], {
-        env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let log = '';
-      let pending = '';
-      let steps = Promise.resolve();
-      const control = (...args: string[]): Promise<unknown> => run('callgrind_control', [...args, String(child.pid)]);
-      child.stderr.on('data', (d: Buffer) => (log += d.toString()));
-      child.stdout.on('data', (d: Buffer) => {
-        const text = d.toString();
-        log += text;
-        pending += text;
-        let nl: number;
-        while ((nl = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, nl);
-          pending = pending.slice(nl + 1);
-          // Counting is switched on before the window's first call and off after its last; each
-          // window is dumped (and the counters zeroed) to a file of its own.
-          if (line.startsWith('WINDOW_START')) steps = steps.then(() => control('-i', 'on')).then(() => void child.stdin.write('go\n'));
-          else if (line.startsWith('WINDOW_END')) steps = steps.then(() => control('-i', 'off')).then(() => control('-d')).then(() => void child.stdin.write('go\n'));
-          steps = steps.catch((err: unknown) => {
-            child.kill();
-            reject(err as Error);
-          });
-        }
-      });
-      child.on('error', reject);
-      child.on('close', () => {
-        if (!log.includes('RUN_OK')) reject(new Error(`valgrind run of ${app}/${variant} failed:\n${log.slice(-2000)}`));
-        else resolve();
-      });
-    });
-    const dumps = [1, 2].map((i) => readFileSync(`${out}.${i}`, 'utf8'));
-    const windows = dumps.map((text, i) => {
-      const m = /^totals:\s+(\d+)/m.exec(text);
-      if (!m) throw new Error(`no totals in callgrind dump ${out}.${i + 1}`);
-      return Number(m[1]);
-    }) as [number, number];
+    const { dumps } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
+    const windows = dumpTotals(dumps, out) as [number, number];
     return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], counts: sink.counts() };
   } finally {
     // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.

@@ -12,6 +12,7 @@
  * variant, zero-code included, are counted in one place); without it a sink runs in this process
  * and its counts are printed as `SINK {json}` once the exporters have flushed.
  */
+import { countedWindows } from './window-gate.js';
 import { otlpSink, round, startVariant, type BenchApp, type BenchSides } from './instrumentation.js';
 
 const external = process.env.SINK_URL;
@@ -29,38 +30,6 @@ await round(v, Number(process.env.WARMUP ?? 300), 4);
  * after the warm-up, one window of S and one of L calls, each announced on stdout and started and
  * ended only when the caller answers `go` on stdin, so the counter is switched exactly around it.
  */
-const lines = process.env.WINDOWS ? readLines() : undefined;
-function readLines(): () => Promise<void> {
-  let buffered = '';
-  const waiting: Array<() => void> = [];
-  let ready = 0;
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (d: string) => {
-    buffered += d;
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      buffered = buffered.slice(nl + 1);
-      const w = waiting.shift();
-      if (w) w();
-      else ready++;
-    }
-  });
-  return () =>
-    new Promise<void>((resolve) => {
-      if (ready > 0) {
-        ready--;
-        resolve();
-        return;
-      }
-      // Keeps running code while it waits: valgrind takes its control commands between blocks.
-      const tick = setInterval(() => undefined, 5);
-      waiting.push(() => {
-        clearInterval(tick);
-        resolve();
-      });
-    });
-}
-
 const settle = async (): Promise<void> => {
   // Each window starts from a full GC, and after the finalizers it queued (a 20-call round lets
   // them run), so it never pays for collecting earlier garbage, wherever the last major GC fell
@@ -70,16 +39,8 @@ const settle = async (): Promise<void> => {
   await round(v, 20, 4);
 };
 
-if (lines) {
-  for (const n of process.env.WINDOWS!.split(',').map(Number)) {
-    await settle();
-    console.log(`WINDOW_START ${n}`);
-    await lines();
-    await round(v, n, 4);
-    console.log(`WINDOW_END ${n}`);
-    await lines();
-  }
-  process.stdin.destroy();
+if (process.env.WINDOWS) {
+  await countedWindows(process.env.WINDOWS.split(',').map(Number), settle, (n) => round(v, n, 4));
 } else {
   await settle();
   // Markers for a profiler that collects only the timed calls (callgrind_control -i on/off).

@@ -22,12 +22,11 @@
  * (window calls, default 150 / 450). Needs valgrind with callgrind_control. Two runs at a time
  * (the machine has two cores); a few minutes in all.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { jitInstructions } from './instruction-count.js';
 
 export const PROXY_INSTRUCTION_VARIANTS = ['direct', 'bare', 'forkwatch', 'guard'] as const;
@@ -46,7 +45,6 @@ export interface ProxyInstructionRow {
 }
 
 const VALGRIND_SPAN_DELAY_MS = 100_000;
-const run = promisify(execFile);
 
 /** Run lengths, from the environment (see the file's comment). */
 export function proxyInstructionRunLengths(): { warmup: number; short: number; long: number } {
@@ -58,45 +56,16 @@ async function count(variant: ProxyInstructionVariant): Promise<ProxyInstruction
   const { warmup, short, long } = proxyInstructionRunLengths();
   const script = fileURLToPath(new URL('./proxy-one-variant.js', import.meta.url));
   const out = join(tmpdir(), `forkwatch-bench-proxy-${process.pid}-${variant}.callgrind`);
-  let log = '';
   try {
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, '--single-threaded', '--expose-gc', script], {
-        env: { ...process.env, VARIANT: variant, WARMUP: String(warmup), WINDOWS: `${short},${long}`, REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS) },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let pending = '';
-      let steps = Promise.resolve();
-      const control = (...args: string[]): Promise<unknown> => run('callgrind_control', [...args, String(child.pid)]);
-      child.stderr.on('data', (d: Buffer) => (log += d.toString()));
-      child.stdout.on('data', (d: Buffer) => {
-        const text = d.toString();
-        log += text;
-        pending += text;
-        let nl: number;
-        while ((nl = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, nl);
-          pending = pending.slice(nl + 1);
-          if (line.startsWith('WINDOW_START')) steps = steps.then(() => control('-i', 'on')).then(() => void child.stdin.write('go\n'));
-          else if (line.startsWith('WINDOW_END')) steps = steps.then(() => control('-i', 'off')).then(() => control('-d')).then(() => void child.stdin.write('go\n'));
-          steps = steps.catch((err: unknown) => {
-            child.kill();
-            reject(err as Error);
-          });
-        }
-      });
-      child.on('error', reject);
-      child.on('close', () => {
-        if (!log.includes('RUN_OK')) reject(new Error(`valgrind run of proxy/${variant} failed:\n${log.slice(-2000)}`));
-        else resolve();
-      });
+    const { log, dumps } = await callgrindWindows({
+      script,
+      nodeArgs: ['--single-threaded', '--expose-gc'],
+      env: { ...process.env, VARIANT: variant, WARMUP: String(warmup), WINDOWS: `${short},${long}`, REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS) },
+      out,
+      label: `proxy/${variant}`,
+      windows: 2,
     });
-    const dumps = [1, 2].map((i) => readFileSync(`${out}.${i}`, 'utf8'));
-    const totals = dumps.map((text, i) => {
-      const m = /^totals:\s+(\d+)/m.exec(text);
-      if (!m) throw new Error(`no totals in callgrind dump ${out}.${i + 1}`);
-      return Number(m[1]);
-    });
+    const totals = dumpTotals(dumps, out);
     const jit = dumps.map(jitInstructions);
     const spans = Number(/^SPANS (\d+)/m.exec(log)?.[1] ?? NaN);
     return {

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createForkwatchProxy } from '../src/proxy/index.js';
 import { startBarePipe } from './bare-pipe-proxy.js';
+import { countedWindows } from './window-gate.js';
 
 const variant = process.env.VARIANT ?? 'forkwatch';
 const CONCURRENCY = 8;
@@ -118,52 +119,16 @@ async function round(n: number): Promise<void> {
   );
 }
 
-function readLines(): () => Promise<void> {
-  let buffered = '';
-  const waiting: Array<() => void> = [];
-  let ready = 0;
-  process.stdin.setEncoding('utf8');
-  // The caller went away: nobody will switch the counter or answer again.
-  process.stdin.on('end', () => process.exit(1));
-  process.stdin.on('data', (d: string) => {
-    buffered += d;
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      buffered = buffered.slice(nl + 1);
-      const w = waiting.shift();
-      if (w) w();
-      else ready++;
-    }
-  });
-  return () =>
-    new Promise<void>((resolve) => {
-      if (ready > 0) {
-        ready--;
-        resolve();
-        return;
-      }
-      // Keeps running code while it waits: valgrind takes its control commands between blocks.
-      const tick = setInterval(() => undefined, 5);
-      waiting.push(() => {
-        clearInterval(tick);
-        resolve();
-      });
-    });
-}
-
 if (process.env.WINDOWS) {
-  const go = readLines();
   await round(Number(process.env.WARMUP ?? 2000));
-  for (const n of process.env.WINDOWS.split(',').map(Number)) {
-    (globalThis as { gc?: () => void }).gc?.();
-    await round(20);
-    console.log(`WINDOW_START ${n}`);
-    await go();
-    await round(n);
-    console.log(`WINDOW_END ${n}`);
-    await go();
-  }
-  process.stdin.destroy();
+  await countedWindows(
+    process.env.WINDOWS.split(',').map(Number),
+    async () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      await round(20);
+    },
+    round,
+  );
 } else {
   await round(Number(process.env.N ?? 60));
 }

@@ -5,13 +5,11 @@ import { buildLineage } from './build-lineage.js';
 import { compactSession, isLive, unsettledRequests } from './compact-session.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
-import { ByteWriter } from './byte-writer.js';
 import { newRecordResult, recordSpan } from './record-span.js';
 import type { CompactSession, SessionState } from './session-state.js';
 import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
-import { decodeSavedSession, isBinaryState, type SavedSession } from './codec/saved-session.js';
+import { decodeSavedSession, isBinaryState, takeSavedSessions, type SavedSession } from './codec/saved-session.js';
 import { StateJournal } from './codec/state-journal.js';
-import { serializeSession } from './codec/json-session.js';
 import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
 import { usefulWithoutSession } from './useful-without-session.js';
@@ -175,42 +173,13 @@ export class CorrelationEngine {
   }
 
   /**
-   * The saved form of every session changed since the last call: for a full session, a delta to
-   * append to its log (`log`) or its whole state (`state`, binary format 3, replacing the log: see
-   * StateJournal); a compacted one's whole state as JSON; `state: null` when it was deleted.
-   * The binary forms of one call share one buffer. At most `max` sessions (default all), and no
-   * more once the saved forms taken reach `maxBytes` (default no limit; at least one session is
-   * taken; a JSON state counts its length); the rest stay dirty for the next call, so a large
-   * backlog can be saved in slices. The deltas of a call must be stored (or merged in order with
-   * the next call's) for later ones to apply.
+   * The saved form of every session changed since the last call (see takeSavedSessions): at most
+   * `max` sessions (default all) and about `maxBytes` of saved forms (default no limit); the rest
+   * stay dirty for the next call, so a large backlog can be saved in slices. The deltas of a call
+   * must be stored (or merged in order with the next call's) for later ones to apply.
    */
   takeDirty(max = Infinity, maxBytes = Infinity): SavedSession[] {
-    const out: SavedSession[] = [];
-    if (this.dirty.size === 0) return out;
-    // Sized for a typical session: one buffer per call, grown rarely.
-    const w = new ByteWriter(Math.min(this.dirty.size, max, 4096) * 2048);
-    let bytes = 0;
-    for (const key of this.dirty) {
-      if (out.length >= max || bytes >= maxBytes) break;
-      this.dirty.delete(key);
-      const f = this.full.get(key);
-      if (f !== undefined) {
-        const saved = this.journal.write(w, f);
-        if (saved.log === undefined) {
-          out.push({ key, state: saved.state });
-          bytes += saved.state.length;
-        } else {
-          out.push({ key, log: [saved.log] });
-          bytes += saved.log.length;
-        }
-        continue;
-      }
-      const c = this.compacted.get(key);
-      const state = c === undefined ? null : serializeSession(c);
-      out.push({ key, state });
-      if (state !== null) bytes += state.length;
-    }
-    return out;
+    return takeSavedSessions(this.dirty, this.full, this.compacted, this.journal, max, maxBytes);
   }
 
   /** Sessions changed since the last {@link takeDirty}. */

@@ -2,8 +2,9 @@ import { createError } from '../../errors.js';
 import type { CompactSession, SessionState } from '../session-state.js';
 import { decodeBinarySession } from './binary-session.js';
 import { BINARY_STATE_FORMAT } from './format.js';
-import { deserializeSession } from './json-session.js';
-import { replayLog } from './state-journal.js';
+import { ByteWriter } from '../byte-writer.js';
+import { deserializeSession, serializeSession } from './json-session.js';
+import { replayLog, type StateJournal } from './state-journal.js';
 
 /** One session as a commit stores it: a whole state, deltas to append to its log, or `null` (deleted). */
 export interface SavedSession {
@@ -30,4 +31,47 @@ export function decodeSavedSession(key: string, state: string | Uint8Array, log:
   } catch (err) {
     throw createError('FORKWATCH_ERR_STORAGE', `cannot restore session ${key.slice(0, 8)}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * The saved forms of the `dirty` sessions, taken out of `dirty` in its order: for a full session,
+ * a delta to append to its log (`log`) or its whole state (`state`, binary format 3, replacing
+ * the log: see StateJournal); a compacted one's whole state as JSON; `state: null` when it is in
+ * neither map (deleted). At most `max` sessions, and no more once the forms taken reach `maxBytes`
+ * (at least one is taken; a JSON state counts its length). The binary forms share one buffer.
+ */
+export function takeSavedSessions(
+  dirty: Set<string>,
+  full: ReadonlyMap<string, SessionState>,
+  compacted: ReadonlyMap<string, CompactSession>,
+  journal: StateJournal,
+  max: number,
+  maxBytes: number,
+): SavedSession[] {
+  const out: SavedSession[] = [];
+  if (dirty.size === 0) return out;
+  // Sized for a typical session: one buffer per call, grown rarely.
+  const w = new ByteWriter(Math.min(dirty.size, max, 4096) * 2048);
+  let bytes = 0;
+  for (const key of dirty) {
+    if (out.length >= max || bytes >= maxBytes) break;
+    dirty.delete(key);
+    const f = full.get(key);
+    if (f !== undefined) {
+      const saved = journal.write(w, f);
+      if (saved.log === undefined) {
+        out.push({ key, state: saved.state });
+        bytes += saved.state.length;
+      } else {
+        out.push({ key, log: [saved.log] });
+        bytes += saved.log.length;
+      }
+      continue;
+    }
+    const c = compacted.get(key);
+    const state = c === undefined ? null : serializeSession(c);
+    out.push({ key, state });
+    if (state !== null) bytes += state.length;
+  }
+  return out;
 }
