@@ -8,7 +8,6 @@
  * sidecar does.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SidecarCpu } from './proxy-sidecar.js';
@@ -130,17 +129,6 @@ function startSidecar(kind: 'bare' | 'forkwatch' | 'guard', upPort: number): Pro
   });
 }
 
-/** The scheduling policy of this process (children inherit it), from /proc: FIFO/RR or OTHER. */
-function schedulingPolicy(): string {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const policy = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
-    return ['SCHED_OTHER', 'SCHED_FIFO', 'SCHED_RR', 'SCHED_BATCH', 'SCHED_ISO', 'SCHED_IDLE'][policy] ?? `policy ${policy}`;
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** Full GC here and in every sidecar, so no variant starts with another's garbage. */
 async function gcAll(sidecars: Sidecar[]): Promise<void> {
   global.gc?.();
@@ -209,7 +197,7 @@ async function measureThroughput(port: number, sidecar: Sidecar | undefined, sid
  * LATENCY_CALLS each. Throughput: ROUNDS rounds of one block per variant; per variant, the median
  * round.
  */
-export async function benchProxy(): Promise<{ variants: ProxyVariantResult[]; control: ProxyVariantResult; spansEmitted: number; rounds: number; calls: number; warmup: number; policy: string }> {
+export async function benchProxy(): Promise<{ variants: ProxyVariantResult[]; control: ProxyVariantResult; spansEmitted: number; rounds: number; calls: number; warmup: number }> {
   const upstream = await startUpstream();
   const upPort = (upstream.address() as AddressInfo).port;
   const sidecars: Sidecar[] = [];
@@ -255,7 +243,6 @@ export async function benchProxy(): Promise<{ variants: ProxyVariantResult[]; co
       rounds: ROUNDS,
       calls: LATENCY_CALLS,
       warmup: WARMUP_CALLS,
-      policy: schedulingPolicy(),
     };
   } finally {
     await Promise.all(sidecars.map((s) => s.close()));
@@ -272,7 +259,7 @@ export async function printProxy(print: (line: string) => void): Promise<void> {
   print(`# node:http pipe proxy and forkwatch proxy, each proxy in a process of its own (spans to a discarding exporter), after ${r.warmup} calls each.`);
   print(`# Latency: concurrency 1, the variants interleaved call by call, ${r.calls} calls each, after a full GC; "direct (control)" is direct again:`);
   print(`# its +p99 is what the method shows between identical variants. Calls/s and CPU (client, upstream and proxy processes) at concurrency`);
-  print(`# ${CONCURRENCY}, ${THROUGHPUT_CALLS} calls, median of ${r.rounds} rounds. Scheduling: ${r.policy}. Every proxy is a process that must be woken per hop:`);
+  print(`# ${CONCURRENCY}, ${THROUGHPUT_CALLS} calls, median of ${r.rounds} rounds. Every proxy is a process that must be woken per hop:`);
   print('# on a busy machine its wake-up delay sets the p99, so compare the proxies with the bare pipe, which pays the same hop.');
   const d = r.variants[0]!;
   const bare = r.variants[1]!;
