@@ -9,7 +9,8 @@ import { isAllZero } from './is-all-zero.js';
 import { REPEATING_VALUE_KEYS } from './repeating-values.js';
 import { StringTable } from './string-table.js';
 import { AnyValueReader } from './protobuf/any-value-reader.js';
-import { hexSlice, WT_I64, WT_LEN } from './protobuf/wire-reader.js';
+import { hex16, hex8 } from './protobuf/short-strings.js';
+import { WT_I64, WT_LEN } from './protobuf/wire-reader.js';
 
 // Field numbers are written from the OTLP spec (opentelemetry-proto, trace/v1 and common/v1);
 // no .proto file or generated code is used.
@@ -265,7 +266,7 @@ class WireDecoder extends AnyValueReader {
     }
     const rec: SpanRecord = {
       traceId: this.traceIdAt(traceS),
-      spanId: hexSlice(this.nb, spanS, spanE),
+      spanId: hex8(this.buf, spanS),
       parentSpanId,
       name: this.str(nameS, nameE, this.lim.maxSpanNameLength),
       startMs,
@@ -377,7 +378,7 @@ class WireDecoder extends AnyValueReader {
       }
     }
     this.lastTraceS = s;
-    this.lastTraceId = hexSlice(this.nb, s, s + 16);
+    this.lastTraceId = hex16(this.buf, s);
     return this.lastTraceId;
   }
 
@@ -389,7 +390,7 @@ class WireDecoder extends AnyValueReader {
       if (dv.getInt32(s, true) === dv.getInt32(p, true) && dv.getInt32(s + 4, true) === dv.getInt32(p + 4, true)) return this.lastParentId;
     }
     this.lastParentS = s;
-    this.lastParentId = hexSlice(this.nb, s, s + 8);
+    this.lastParentId = hex8(this.buf, s);
     return this.lastParentId;
   }
 
