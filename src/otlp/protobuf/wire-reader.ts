@@ -1,6 +1,7 @@
 import { createError } from '../../errors.js';
 import type { DecodeLimits } from '../decode-limits.js';
 import { AttributeTooDeep } from '../decode-result.js';
+import { canonical } from '../canonical-strings.js';
 import { cutString } from '../cut-string.js';
 import { StringTable } from '../string-table.js';
 
@@ -30,8 +31,9 @@ const utf8Slice: (buf: Buffer, s: number, e: number) => string =
   typeof slicers.utf8Slice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).utf8Slice(s, e) : (buf, s, e) => buf.toString('utf8', s, e);
 export const hexSlice: (buf: Buffer, s: number, e: number) => string =
   typeof slicers.hexSlice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).hexSlice(s, e) : (buf, s, e) => buf.toString('hex', s, e);
-// Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute.
-const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => utf8Slice(buf as Buffer, s, e);
+// Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute. What the
+// tables keep is the canonical instance: names, keys and compared values as the source's literals.
+const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => canonical(utf8Slice(buf as Buffer, s, e));
 
 /**
  * Protobuf wire primitives over one request body: varints, fixed-width fields, lengths, skipping,
