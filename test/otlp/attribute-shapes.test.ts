@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import type { AttrValue } from '../../src/model/span-record.js';
 import { AttributeShapes, SCHEMA_ATTRIBUTE_KEYS, schemaKeyIndex } from '../../src/otlp/attribute-shapes.js';
 import { decodeJson } from '../../src/otlp/decode-json.js';
@@ -105,4 +106,22 @@ test('decodeProtobuf past the factories equals decodeJson span by span, keys in 
     assert.deepEqual(p, j);
     for (let i = 0; i < p.spans.length; i++) assert.deepEqual(Object.keys(p.spans[i]!.attributes), Object.keys(j.spans[i]!.attributes));
   }
+});
+
+test('where code generation is disallowed, every record is built property by property, alike', () => {
+  const mod = new URL('../../src/otlp/attribute-shapes.ts', import.meta.url).href;
+  const code = `
+    const { AttributeShapes, schemaKeyIndex } = await import(${JSON.stringify(mod)});
+    const s = new AttributeShapes();
+    const out = [];
+    for (let i = 0; i < 20; i++) {
+      s.begin();
+      for (const [k, v] of [['forkwatch.side', 'server'], ['forkwatch.session.key', 'k' + i], ['forkwatch.sse.event.seq', i]]) s.add(k, schemaKeyIndex(k), v);
+      out.push(s.build());
+    }
+    console.log(JSON.stringify(out[19]));
+  `;
+  const r = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '--conditions=forkwatch-source', '--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), JSON.stringify({ 'forkwatch.side': 'server', 'forkwatch.session.key': 'k19', 'forkwatch.sse.event.seq': 19 }));
 });
