@@ -100,7 +100,7 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
 }
 
 /** V8's optimizing compiler and deoptimizer, by the names of their C++ functions. */
-const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedState|TranslatedFrame|TranslationArray/;
+export const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedState|TranslatedFrame|TranslationArray/;
 
 /**
  * V8's garbage collector (scavenger, marking, sweeping, evacuation and compaction, write
@@ -109,7 +109,7 @@ const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedState|Trans
  * counted with the runtime: 0.11-0.15 M per call of it fell in one 300-call window and not in the
  * other's, which moved the "without compiler and GC" figure by ~1.5 %.
  */
-const GC_FUNCTION =
+export const GC_FUNCTION =
   /Scaveng|Mark(?:ing|Compact|Bit|Barrier)|Sweep|Evacuat|heap::base::|Worklist|RecordWrite|IncrementalMarking|Heap::|HeapObject::SizeFromMap|PretenuringHandler|MemoryChunk|ActiveSystemPages|PagedSpace|NewSpace|SemiSpace|LargeObjectSpace|GlobalHandles|IterateObjectCache|BodyDescriptor|RememberedSet|SlotSet|FreeList|Page::|cppgc|LiveObjectRange|RecordMigratedSlot|PointersUpdatingVisitor|StringTableCleaner|CompactionSpace/;
 
 /**

@@ -1,6 +1,7 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
-import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
+import { AttributeShapes, SCHEMA_ATTRIBUTE_KEYS, schemaKeyIndex } from './attribute-shapes.js';
+import { DecodeAccumulator } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
 import { AttributeTooDeep, type DecodeResult } from './decode-result.js';
@@ -8,7 +9,8 @@ import { isAllZero } from './is-all-zero.js';
 import { REPEATING_VALUE_KEYS } from './repeating-values.js';
 import { StringTable } from './string-table.js';
 import { AnyValueReader } from './protobuf/any-value-reader.js';
-import { hexSlice, WT_I64, WT_LEN } from './protobuf/wire-reader.js';
+import { hex16, hex8 } from './protobuf/short-strings.js';
+import { WT_I64, WT_LEN } from './protobuf/wire-reader.js';
 
 // Field numbers are written from the OTLP spec (opentelemetry-proto, trace/v1 and common/v1);
 // no .proto file or generated code is used.
@@ -18,9 +20,14 @@ const SERVICE_NAME = new TextEncoder().encode('service.name');
 /** Longest attribute key served from {@link KEYS}, bytes. */
 const KEY_TABLE_MAX_BYTES = 64;
 const TAG_REPEATING = 1;
+// A key's tag is one byte: bit 0 whether its values repeat, the rest its schema index + 1.
+if (SCHEMA_ATTRIBUTE_KEYS.length > 126) throw new Error('schema attribute keys no longer fit a string-table tag');
 // Attribute keys apart from values: unique values (session keys, event ids) cannot evict a key.
-// A key's tag says whether its values repeat, so a span's keys cost one lookup each, not two.
-const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_KEYS.has(k) ? TAG_REPEATING : 0));
+// A key's tag says whether its values repeat and which schema key it is, so a span's keys cost
+// one lookup each, not three.
+const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_KEYS.has(k) ? TAG_REPEATING : 0) | ((schemaKeyIndex(k) + 1) << 1));
+// Shared by all requests (decoding is synchronous): the shapes it learnt serve the next batches.
+const SHAPES = new AttributeShapes();
 
 /**
  * Decodes a binary OTLP `ExportTraceServiceRequest` into forkwatch {@link SpanRecord}s.
@@ -241,12 +248,15 @@ class WireDecoder extends AnyValueReader {
     if (parE - parS === 8) parentSpanId = this.parentIdAt(parS);
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
-    const attributes: Record<string, AttrValue> = {};
-    if (attrFirst >= 0) {
+    let attributes: Record<string, AttrValue>;
+    if (attrFirst < 0) attributes = {};
+    else {
       // Too deep a value rejects this span only: the body is valid protobuf (the OTLP answer is partial success).
       this.inSpanAttributes = true;
       try {
-        this.attributes(attrFirst, end, attributes);
+        SHAPES.begin();
+        this.attributes(attrFirst, end);
+        attributes = SHAPES.build();
       } catch (err) {
         if (err instanceof AttributeTooDeep) return acc.reject('attribute_too_deep');
         throw err;
@@ -256,7 +266,7 @@ class WireDecoder extends AnyValueReader {
     }
     const rec: SpanRecord = {
       traceId: this.traceIdAt(traceS),
-      spanId: hexSlice(this.nb, spanS, spanE),
+      spanId: hex8(this.buf, spanS),
       parentSpanId,
       name: this.str(nameS, nameE, this.lim.maxSpanNameLength),
       startMs,
@@ -267,7 +277,8 @@ class WireDecoder extends AnyValueReader {
     acc.offer(rec);
   }
 
-  private attributes(start: number, end: number, out: Record<string, AttrValue>): void {
+  /** Adds the span's attributes to SHAPES, in wire order. */
+  private attributes(start: number, end: number): void {
     const max = this.lim.maxAttributesPerSpan;
     let kept = 0;
     this.pos = start;
@@ -278,14 +289,14 @@ class WireDecoder extends AnyValueReader {
       const len = buf[p + 1]!;
       if (buf[p] === 0x4a && p + 2 <= end && len < 0x80 && p + 2 + len <= end) {
         const e = p + 2 + len;
-        if (this.keyValue(p + 2, e, out)) kept++;
+        if (this.keyValue(p + 2, e)) kept++;
         this.pos = e;
         continue;
       }
       const tag = this.u32(end);
       if (tag >>> 3 === 9) {
         const e = this.lenEnd(end);
-        if (this.keyValue(this.pos, e, out)) kept++;
+        if (this.keyValue(this.pos, e)) kept++;
         this.pos = e;
       } else {
         this.skip(tag, end);
@@ -294,23 +305,24 @@ class WireDecoder extends AnyValueReader {
   }
 
   // KeyValue{key=1, value=2 AnyValue}; returns whether an attribute was set.
-  private keyValue(start: number, end: number, out: Record<string, AttrValue>): boolean {
+  private keyValue(start: number, end: number): boolean {
     // The encoding every SDK writes: key (tag 0x0a, one-byte length), then value (tag 0x12,
     // one-byte length) ending the KeyValue. Anything else, or a key the table does not serve,
     // takes the general walk, which gives the same result.
     const buf = this.buf;
     // The shortest such KeyValue is 4 bytes; below that the bytes read next belong to another field.
-    if (end - start < 4) return this.keyValueWalk(start, end, out);
+    if (end - start < 4) return this.keyValueWalk(start, end);
     const kl = buf[start + 1]!;
     const ks = start + 2;
     const ke = ks + kl;
     if (buf[start] !== 0x0a || kl >= 0x80 || kl > KEY_TABLE_MAX_BYTES || this.lim.maxAttributeKeyLength < KEY_TABLE_MAX_BYTES || ke + 2 > end || buf[ke] !== 0x12 || buf[ke + 1]! >= 0x80 || ke + 2 + buf[ke + 1]! !== end) {
-      return this.keyValueWalk(start, end, out);
+      return this.keyValueWalk(start, end);
     }
     const key = this.interned(KEYS, ks, ke);
-    const v = this.value(ke + 2, end, KEYS.lastTag === TAG_REPEATING);
+    const tag = KEYS.lastTag;
+    const v = this.value(ke + 2, end, (tag & TAG_REPEATING) !== 0);
     if (v === undefined) return false;
-    setAttribute(out, key, v);
+    SHAPES.add(key, (tag >>> 1) - 1, v);
     return true;
   }
 
@@ -327,7 +339,7 @@ class WireDecoder extends AnyValueReader {
     return this.anyValue(s, e, 1, intern);
   }
 
-  private keyValueWalk(start: number, end: number, out: Record<string, AttrValue>): boolean {
+  private keyValueWalk(start: number, end: number): boolean {
     let key: string | undefined;
     let valS = -1;
     let valE = -1;
@@ -352,7 +364,7 @@ class WireDecoder extends AnyValueReader {
     if (key === undefined || valS < 0) return false;
     const v = this.anyValue(valS, valE, 1, REPEATING_VALUE_KEYS.has(key));
     if (v === undefined) return false;
-    setAttribute(out, key, v);
+    SHAPES.add(key, schemaKeyIndex(key), v);
     return true;
   }
 
@@ -366,7 +378,7 @@ class WireDecoder extends AnyValueReader {
       }
     }
     this.lastTraceS = s;
-    this.lastTraceId = hexSlice(this.nb, s, s + 16);
+    this.lastTraceId = hex16(this.buf, s);
     return this.lastTraceId;
   }
 
@@ -378,7 +390,7 @@ class WireDecoder extends AnyValueReader {
       if (dv.getInt32(s, true) === dv.getInt32(p, true) && dv.getInt32(s + 4, true) === dv.getInt32(p + 4, true)) return this.lastParentId;
     }
     this.lastParentS = s;
-    this.lastParentId = hexSlice(this.nb, s, s + 8);
+    this.lastParentId = hex8(this.buf, s);
     return this.lastParentId;
   }
 

@@ -1,6 +1,7 @@
 import { createError } from '../../errors.js';
 import type { DecodeLimits } from '../decode-limits.js';
 import { AttributeTooDeep } from '../decode-result.js';
+import { canonical } from '../canonical-strings.js';
 import { cutString } from '../cut-string.js';
 import { StringTable } from '../string-table.js';
 
@@ -20,18 +21,16 @@ const STRINGS = new StringTable(4096, STRING_TABLE_MAX_BYTES);
 /** Buffer's own slicers, which toString(encoding, start, end) calls after checking its arguments. */
 interface Slicers {
   utf8Slice(start: number, end: number): string;
-  hexSlice(start: number, end: number): string;
 }
 const slicers = Buffer.prototype as unknown as Partial<Slicers>;
-// Called directly for every id and value: toString's argument and encoding handling cost about
-// as much as the slicing of a short string. Every supported Node has them; the fallbacks are
-// for a runtime that does not.
+// Called directly for every value: toString's argument and encoding handling cost about as much
+// as the slicing of a short string. Every supported Node has it; the fallback is for a runtime
+// that does not. (Ids are made in JavaScript: short-strings.ts.)
 const utf8Slice: (buf: Buffer, s: number, e: number) => string =
   typeof slicers.utf8Slice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).utf8Slice(s, e) : (buf, s, e) => buf.toString('utf8', s, e);
-export const hexSlice: (buf: Buffer, s: number, e: number) => string =
-  typeof slicers.hexSlice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).hexSlice(s, e) : (buf, s, e) => buf.toString('hex', s, e);
-// Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute.
-const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => utf8Slice(buf as Buffer, s, e);
+// Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute. What the
+// tables keep is the canonical instance: names, keys and compared values as the source's literals.
+const decodeUtf8 = (buf: Uint8Array, s: number, e: number): string => canonical(utf8Slice(buf as Buffer, s, e));
 
 /**
  * Protobuf wire primitives over one request body: varints, fixed-width fields, lengths, skipping,
