@@ -9,7 +9,7 @@ import { isAllZero } from './is-all-zero.js';
 import { REPEATING_VALUE_KEYS } from './repeating-values.js';
 import { StringTable } from './string-table.js';
 import { AnyValueReader } from './protobuf/any-value-reader.js';
-import { hex16, hex8 } from './protobuf/short-strings.js';
+import { hex16, hex8 } from './protobuf/hex-ids.js';
 import { WT_I64, WT_LEN } from './protobuf/wire-reader.js';
 
 // Field numbers are written from the OTLP spec (opentelemetry-proto, trace/v1 and common/v1);

@@ -25,7 +25,7 @@ interface Slicers {
 const slicers = Buffer.prototype as unknown as Partial<Slicers>;
 // Called directly for every value: toString's argument and encoding handling cost about as much
 // as the slicing of a short string. Every supported Node has it; the fallback is for a runtime
-// that does not. (Ids are made in JavaScript: short-strings.ts.)
+// that does not. (Ids are made in JavaScript: hex-ids.ts.)
 const utf8Slice: (buf: Buffer, s: number, e: number) => string =
   typeof slicers.utf8Slice === 'function' ? (buf, s, e) => (buf as unknown as Slicers).utf8Slice(s, e) : (buf, s, e) => buf.toString('utf8', s, e);
 // Invalid UTF-8 becomes U+FFFD rather than failing a whole batch over one attribute. What the

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { hex16, hex8 } from '../../../src/otlp/protobuf/short-strings.js';
+import { hex16, hex8 } from '../../../src/otlp/protobuf/hex-ids.js';
 
 test('hex8 and hex16 equal Buffer hex, every byte value, any offset', () => {
   const all = Buffer.alloc(256 + 16);
