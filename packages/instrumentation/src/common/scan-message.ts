@@ -52,6 +52,8 @@ export class MessageScanner implements ScannedMessage {
   id: string | undefined = undefined;
   method: string | undefined = undefined;
   progressToken: string | undefined = undefined;
+  /** Scans answered by JSON.parse rather than read plainly (tests check that plain messages are read plainly). */
+  slowScans = 0;
   private text = '';
   private pos = 0;
   private hasId = false;
@@ -63,6 +65,8 @@ export class MessageScanner implements ScannedMessage {
   private scalar: string | undefined = undefined;
   /** The last string {@link stringEnd} passed had an escape. */
   private escaped = false;
+  /** Index of the next backslash at or after the last one {@link quoteEnd} looked for (the text's length: none); -1 before the first look. */
+  private nextBackslash = -1;
 
   /**
    * @param maxChars larger texts are not read (kind `none`)
@@ -81,6 +85,7 @@ export class MessageScanner implements ScannedMessage {
     if (text.length === 0 || text.length > this.maxChars) return this;
     this.text = text;
     this.pos = 0;
+    this.nextBackslash = -1;
     this.hasId = this.hasResult = this.hasError = false;
     this.paramsToken = this.metaToken = undefined;
     let ok = false;
@@ -103,6 +108,7 @@ export class MessageScanner implements ScannedMessage {
   }
 
   private slow(text: string): this {
+    this.slowScans++;
     const info = describeText(text, this.maxChars)[0] ?? { kind: 'none' as const };
     // describeText reads a batch's first message; the ring's records describe single messages.
     const batch = !this.firstOfBatch && text.trimStart().charCodeAt(0) === 91;
@@ -212,12 +218,12 @@ export class MessageScanner implements ScannedMessage {
       return true;
     }
     if (c === 123 || c === 91) {
-      // Nested containers: brackets matched (strings skipped whole), contents not checked.
+      // Nested containers: brackets matched (strings skipped whole by indexOf), contents not checked.
       let depth = 0;
       for (let i = this.pos; i < t.length; i++) {
         const ch = t.charCodeAt(i);
         if (ch === Q) {
-          i = this.stringEnd(i + 1);
+          i = this.quoteEnd(i + 1);
           if (i < 0) return false;
         } else if (ch === 123 || ch === 91) depth++;
         else if (ch === 125 || ch === 93) {
@@ -243,6 +249,29 @@ export class MessageScanner implements ScannedMessage {
       }
     }
     return false;
+  }
+
+  /**
+   * Index of the closing quote of a string inside a skipped value, whose contents start at
+   * `from`, or -1. Found by indexOf rather than char by char (a tool's result is most of an SSE
+   * event's text, and most of it is strings): the quote, unless a backslash comes first, then
+   * the next quote after the escaped char. Its contents are not checked (a control char makes the
+   * text invalid JSON, where the scanner's answer is not JSON.parse's in a skipped value either).
+   */
+  private quoteEnd(from: number): number {
+    const t = this.text;
+    for (;;) {
+      const q = t.indexOf('"', from);
+      if (q < 0) return -1;
+      let b = this.nextBackslash;
+      // One indexOf per backslash in the text, however many strings there are; none: its length.
+      if (b < from) {
+        b = t.indexOf('\\', from);
+        this.nextBackslash = b = b < 0 ? t.length : b;
+      }
+      if (b > q) return q;
+      from = b + 2;
+    }
   }
 
   /** Index of the closing quote of the string whose contents start at `from`, or -1; {@link escaped} says if it had a backslash. */
