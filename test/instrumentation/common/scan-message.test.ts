@@ -59,6 +59,22 @@ const CASES = [
   '{"result":{"a":"esc at end\\',
   '{"result":[{"a":"b"}]]}',
   '{"error":{"data":"{\\"result\\":1}"},"id":9,"result":{"x":["}"]}}',
+  // Numbers: integers of up to 15 digits are kept as written, others as String(Number) gives them.
+  '{"id":-5,"result":0}',
+  '{"id":0,"result":0}',
+  '{"id":-0.0,"result":0}',
+  '{"id":123456789012345,"result":0}',
+  '{"id":-123456789012345,"result":0}',
+  '{"id":9007199254740993,"result":0}',
+  '{"id":1E2,"result":0}',
+  '{"id":10.5e-1,"result":0}',
+  '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":-7,"progress":1}}',
+  // A method like the last one read, but not it: compared in place, never mistaken.
+  '{"jsonrpc":"2.0","method":"notifications/progresS","params":{"progressToken":1}}',
+  '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}}',
+  '{"jsonrpc":"2.0","method":"notifications/progress2","params":{"progressToken":1}}',
+  '{"jsonrpc":"2.0","method":"notifications\\/progress","params":{"progressToken":1}}',
+  '{"jsonrpc":"2.0","method":"","id":1}',
 ];
 
 describe('message scanner', () => {

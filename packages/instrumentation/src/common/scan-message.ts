@@ -65,6 +65,10 @@ export class MessageScanner implements ScannedMessage {
   private scalar: string | undefined = undefined;
   /** The last string {@link stringEnd} passed had an escape. */
   private escaped = false;
+  /** The last number {@link numberEnd} passed was an integer (no fraction, no exponent). */
+  private intOnly = false;
+  /** The method of the last message that had one (see {@link methodAt}). */
+  private lastMethod: string | undefined = undefined;
   /** Index of the next backslash at or after the last one {@link quoteEnd} looked for (the text's length: none); -1 before the first look. */
   private nextBackslash = -1;
 
@@ -150,8 +154,16 @@ export class MessageScanner implements ScannedMessage {
         this.hasId = this.scalar !== undefined;
         this.id = this.scalar === undefined ? undefined : detach(this.scalar);
       } else if (level === 1 && klen === 6 && t.startsWith('method', kStart)) {
-        if (!this.value()) return false;
-        this.method = this.scalar !== undefined && c === Q ? internMethod(this.scalar) : undefined;
+        if (c === Q) {
+          const start = this.pos + 1;
+          const end = this.stringEnd(start);
+          if (end < 0) return false;
+          this.pos = end + 1;
+          this.method = this.escaped ? internMethod(JSON.parse(t.slice(start - 1, end + 1)) as string) : this.methodAt(start, end);
+        } else {
+          if (!this.value()) return false;
+          this.method = undefined;
+        }
       } else if (level === 1 && klen === 6 && t.startsWith('params', kStart)) {
         // A repeated key counts as JSON.parse counts it: the last one.
         this.paramsToken = this.metaToken = undefined;
@@ -182,6 +194,17 @@ export class MessageScanner implements ScannedMessage {
     }
   }
 
+  /**
+   * The method spelled by `text[start, end)` (no escapes): the last one read when it is the same
+   * (compared in place: no slice, no hash, no map lookup; a stream's events mostly share one), else
+   * the interned slice.
+   */
+  private methodAt(start: number, end: number): string {
+    const last = this.lastMethod;
+    if (last !== undefined && last.length === end - start && this.text.startsWith(last, start)) return last;
+    return (this.lastMethod = internMethod(this.text.slice(start, end)));
+  }
+
   /** Reads a value into {@link scalar} (a string's text, a number as String(Number) gives it). */
   private value(): boolean {
     const t = this.text;
@@ -201,7 +224,9 @@ export class MessageScanner implements ScannedMessage {
       const end = this.numberEnd(start);
       if (end < 0) return false;
       this.pos = end;
-      this.scalar = String(Number(t.slice(start, end)));
+      // An integer of up to 15 digits, other than -0, reads back as itself: no Number round trip.
+      const plain = this.intOnly && end - start - (c === 45 ? 1 : 0) <= 15 && !(c === 45 && t.charCodeAt(start + 1) === 48);
+      this.scalar = plain ? t.slice(start, end) : String(Number(t.slice(start, end)));
       return true;
     }
     return this.skip();
@@ -296,16 +321,19 @@ export class MessageScanner implements ScannedMessage {
   private numberEnd(from: number): number {
     const t = this.text;
     let i = from;
+    this.intOnly = false;
     if (t.charCodeAt(i) === 45) i++;
     const intStart = i;
     while (isDigit(t.charCodeAt(i))) i++;
     if (i === intStart || (t.charCodeAt(intStart) === 48 && i - intStart > 1)) return -1;
+    const intEnd = i;
     if (t.charCodeAt(i) === 46) {
       const f = ++i;
       while (isDigit(t.charCodeAt(i))) i++;
       if (i === f) return -1;
     }
     const e = t.charCodeAt(i);
+    this.intOnly = i === intEnd && e !== 101 && e !== 69;
     if (e === 101 || e === 69) {
       i++;
       const s = t.charCodeAt(i);
