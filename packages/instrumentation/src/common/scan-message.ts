@@ -160,11 +160,11 @@ export class MessageScanner implements ScannedMessage {
       this.pos++;
       const klen = kEnd - kStart;
       const c = this.ws();
-      if (level === 1 && klen === 2 && t.startsWith('id', kStart)) {
+      if (level === 1 && klen === 2 && same(t, kStart, 'id')) {
         if (!this.value()) return false;
         this.hasId = this.scalar !== undefined;
         this.id = this.scalar === undefined ? undefined : detach(this.scalar);
-      } else if (level === 1 && klen === 6 && t.startsWith('method', kStart)) {
+      } else if (level === 1 && klen === 6 && same(t, kStart, 'method')) {
         if (c === Q) {
           const start = this.pos + 1;
           const end = this.stringEnd(start);
@@ -175,27 +175,27 @@ export class MessageScanner implements ScannedMessage {
           if (!this.value()) return false;
           this.method = undefined;
         }
-      } else if (level === 1 && klen === 6 && t.startsWith('params', kStart)) {
+      } else if (level === 1 && klen === 6 && same(t, kStart, 'params')) {
         // A repeated key counts as JSON.parse counts it: the last one.
         this.paramsToken = this.metaToken = undefined;
         if (c === 123) {
           this.pos++;
           if (!this.members(2)) return false;
         } else if (!this.skip()) return false;
-      } else if (level === 2 && klen === 5 && t.startsWith('_meta', kStart)) {
+      } else if (level === 2 && klen === 5 && same(t, kStart, '_meta')) {
         this.metaToken = undefined;
         if (c === 123) {
           this.pos++;
           if (!this.members(3)) return false;
         } else if (!this.skip()) return false;
-      } else if (level >= 2 && klen === 13 && t.startsWith('progressToken', kStart)) {
+      } else if (level >= 2 && klen === 13 && same(t, kStart, 'progressToken')) {
         if (!this.value()) return false;
         const token = this.scalar === undefined ? undefined : detach(this.scalar);
         if (level === 2) this.paramsToken = token;
         else this.metaToken = token;
       } else {
-        if (level === 1 && klen === 6 && t.startsWith('result', kStart)) this.hasResult = true;
-        else if (level === 1 && klen === 5 && t.startsWith('error', kStart)) this.hasError = true;
+        if (level === 1 && klen === 6 && same(t, kStart, 'result')) this.hasResult = true;
+        else if (level === 1 && klen === 5 && same(t, kStart, 'error')) this.hasError = true;
         if (!this.skip()) return false;
       }
       const d = this.ws();
@@ -322,6 +322,8 @@ export class MessageScanner implements ScannedMessage {
     let escaped = false;
     for (let i = from; i < t.length; i++) {
       const ch = t.charCodeAt(i);
+      // Letters and most of what keys and methods are made of: one comparison.
+      if (ch > BS) continue;
       if (ch === Q) {
         this.escaped = escaped;
         return i;
@@ -377,6 +379,15 @@ export class MessageScanner implements ScannedMessage {
 }
 
 const LITERALS = ['true', 'false', 'null'] as const;
+
+/**
+ * `word` is spelled at `t[at]` (the caller knows `t` has that many chars there). A loop the
+ * compiler inlines: String.prototype.startsWith was a builtin call per key.
+ */
+function same(t: string, at: number, word: string): boolean {
+  for (let i = 0; i < word.length; i++) if (t.charCodeAt(at + i) !== word.charCodeAt(i)) return false;
+  return true;
+}
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
