@@ -70,7 +70,7 @@ export function instructionRunLengths(): { warmup: number; short: number; long: 
   };
 }
 
-async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
+async function count(variant: CountedSides, app: BenchApp, run: number): Promise<Run> {
   const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
@@ -96,7 +96,8 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
       OTEL_SERVICE_NAME: 'bench',
     });
   }
-  const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}.callgrind`);
+  // The run's index in the name: INSTR_KEEP=1 keeps every run's dumps, not the last run's.
+  const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}-r${run + 1}.callgrind`);
   try {
     const { dumps } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
     const windows = dumpTotals(dumps, out) as [number, number];
@@ -223,7 +224,7 @@ export async function benchInstructionCount(
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
       if (side === 'zero-code' && app !== 'progress-store') continue;
-      const r = await count(side, app);
+      const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);
       const gcPerCall = (r.gc[1] - r.gc[0]) / (long - short);
