@@ -56,6 +56,8 @@ interface Run {
   jit: [number, number];
   /** Of which V8's garbage collector (see {@link gcInstructions}). */
   gc: [number, number];
+  /** Of which JIT-compiled JavaScript (see {@link jsInstructions}). */
+  js: [number, number];
   counts: SinkCounts;
 }
 
@@ -101,7 +103,7 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
   try {
     const { dumps } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
     const windows = dumpTotals(dumps, out) as [number, number];
-    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], counts: sink.counts() };
+    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], js: dumps.map(jsInstructions) as [number, number], counts: sink.counts() };
   } finally {
     // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.
     if (process.env.INSTR_KEEP) console.log(`  (callgrind dumps of ${app}/${variant}: ${out}.1, ${out}.2)`);
@@ -139,6 +141,38 @@ export function jitInstructions(dump: string): number {
  */
 export function gcInstructions(dump: string): number {
   return selfInstructions(dump, GC_FUNCTION);
+}
+
+/**
+ * Self instructions of JIT-compiled JavaScript in a callgrind dump: code in no mapped file
+ * (callgrind's object `???`: V8's generated code; its builtins are in the node binary). The part
+ * of a window that moved least between runs of the same code (0.73-0.75 M per call in four
+ * uninstrumented runs of progress-store), and the one the instrumentation's own JavaScript adds to.
+ */
+export function jsInstructions(dump: string): number {
+  const names = new Map<string, string>();
+  let inJit = false;
+  let afterCalls = false;
+  let sum = 0;
+  for (const line of dump.split('\n')) {
+    if (line.startsWith('ob=') || line.startsWith('cob=')) {
+      const m = /^c?ob=\((\d+)\)(?: (.*))?$/.exec(line);
+      if (!m) continue;
+      if (m[2] !== undefined) names.set(m[1]!, m[2]);
+      if (line.startsWith('ob=')) inJit = names.get(m[1]!) === '???';
+      continue;
+    }
+    if (line.startsWith('calls=')) {
+      afterCalls = true;
+      continue;
+    }
+    const c = line.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
+      if (afterCalls) afterCalls = false;
+      else if (inJit) sum += Number(line.split(' ')[1] ?? 0);
+    }
+  }
+  return sum;
 }
 
 /** Self instructions of the functions whose names match `pattern`. */
@@ -188,6 +222,8 @@ export interface InstructionCountRow {
   overheadNoJitNoGc: number;
   /** The GC's instructions per call (its difference to the uninstrumented row is what the instrumentation's garbage costs, give or take a major GC). */
   gcPerCall: number;
+  /** JIT-compiled JavaScript's own instructions per call: the steadiest part (see {@link jsInstructions}). */
+  jsPerCall: number;
   /** Spans exported per call over the whole run (warm-up included), all names. */
   spansPerCall: number;
   /** forkwatch spans exported per call, by name. */
@@ -248,6 +284,7 @@ export async function benchInstructionCount(
         perCallNoJitNoGc,
         overheadNoJitNoGc: side === 'none' ? 0 : perCallNoJitNoGc / plainNoJitNoGc - 1,
         gcPerCall,
+        jsPerCall: (r.js[1] - r.js[0]) / (long - short),
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
@@ -274,6 +311,7 @@ export interface InstructionCountSummary {
   runs: number;
   perCall: RunSpread;
   perCallNoJitNoGc: RunSpread;
+  jsPerCall: RunSpread;
   /** Median perCall against the median of the same app's uninstrumented runs, minus 1 (NaN without them). */
   overhead: number;
   /** The same for perCallNoJitNoGc, the figure that stays put between runs. */
@@ -302,6 +340,6 @@ export function summarizeInstructionRows(rows: InstructionCountRow[]): Instructi
     const perCallNoJitNoGc = spread(g.map((r) => r.perCallNoJitNoGc));
     const plainPerCall = plain.length ? spread(plain.map((r) => r.perCall)).median : NaN;
     const plainNoJitNoGc = plain.length ? spread(plain.map((r) => r.perCallNoJitNoGc)).median : NaN;
-    return { app, sides, runs: g.length, perCall, perCallNoJitNoGc, overhead: perCall.median / plainPerCall - 1, overheadNoJitNoGc: perCallNoJitNoGc.median / plainNoJitNoGc - 1 };
+    return { app, sides, runs: g.length, perCall, perCallNoJitNoGc, jsPerCall: spread(g.map((r) => r.jsPerCall)), overhead: perCall.median / plainPerCall - 1, overheadNoJitNoGc: perCallNoJitNoGc.median / plainNoJitNoGc - 1 };
   });
 }

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
     });
     if (runs > 1) {
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       const m = (x: { median: number; min: number; max: number }): string => `${(x.median / 1e6).toFixed(3)} M [${(x.min / 1e6).toFixed(3)}, ${(x.max / 1e6).toFixed(3)}] (±${pct((x.max - x.min) / 2 / x.median)})`;
       for (const s of summarizeInstructionRows(rows)) {
         const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
-        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(9)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)}`);
+        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(9)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
       }
     }
   }
