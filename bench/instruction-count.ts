@@ -1,7 +1,10 @@
 /**
  * `npm run bench -- instructions`: the instrumentation's cost in CPU instructions per tool call,
  * counted by valgrind rather than timed, so the figure does not move with the load of a shared
- * machine. Node runs `--single-threaded` so JIT and GC work is counted on one thread, repeatably.
+ * machine. Node runs `--predictable --single-threaded` (every variant alike): JIT and GC work is
+ * counted on one thread, and V8 makes its heuristic decisions (when to mark, when to tier up)
+ * without the wall clock, which under valgrind on a shared machine moves with the load (single
+ * runs of one variant under `--single-threaded` alone differed by up to 5 %).
  *
  * Method: callgrind with instrumentation off during start-up and a WARMUP-call warm-up, then
  * switched on (callgrind_control, in step with the process through a stdin handshake) for exactly
@@ -22,7 +25,9 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps).
+ * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
+ * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,20 +56,27 @@ interface Run {
   jit: [number, number];
   /** Of which V8's garbage collector (see {@link gcInstructions}). */
   gc: [number, number];
+  /** Of which JIT-compiled JavaScript (see {@link jsInstructions}). */
+  js: [number, number];
   counts: SinkCounts;
 }
 
 
 /** Run lengths, from the environment (see the file's comment). */
-export function instructionRunLengths(): { warmup: number; short: number; long: number } {
-  return { warmup: Number(process.env.INSTR_WARMUP ?? 1000), short: Number(process.env.INSTR_SHORT ?? 100), long: Number(process.env.INSTR_LONG ?? 300) };
+export function instructionRunLengths(): { warmup: number; short: number; long: number; runs: number } {
+  return {
+    warmup: Number(process.env.INSTR_WARMUP ?? 1000),
+    short: Number(process.env.INSTR_SHORT ?? 100),
+    long: Number(process.env.INSTR_LONG ?? 300),
+    runs: Math.max(1, Number(process.env.INSTR_RUNS ?? 1)),
+  };
 }
 
-async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
+async function count(variant: CountedSides, app: BenchApp, run: number): Promise<Run> {
   const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
-  const nodeArgs = ['--single-threaded', '--expose-gc'];
+  const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc'];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     VARIANT: variant,
@@ -86,11 +98,12 @@ async function count(variant: CountedSides, app: BenchApp): Promise<Run> {
       OTEL_SERVICE_NAME: 'bench',
     });
   }
-  const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}.callgrind`);
+  // The run's index in the name: INSTR_KEEP=1 keeps every run's dumps, not the last run's.
+  const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}-r${run + 1}.callgrind`);
   try {
     const { dumps } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
     const windows = dumpTotals(dumps, out) as [number, number];
-    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], counts: sink.counts() };
+    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], js: dumps.map(jsInstructions) as [number, number], counts: sink.counts() };
   } finally {
     // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.
     if (process.env.INSTR_KEEP) console.log(`  (callgrind dumps of ${app}/${variant}: ${out}.1, ${out}.2)`);
@@ -130,6 +143,38 @@ export function gcInstructions(dump: string): number {
   return selfInstructions(dump, GC_FUNCTION);
 }
 
+/**
+ * Self instructions of JIT-compiled JavaScript in a callgrind dump: code in no mapped file
+ * (callgrind's object `???`: V8's generated code; its builtins are in the node binary). The part
+ * of a window that moved least between runs of the same code (0.73-0.75 M per call in four
+ * uninstrumented runs of progress-store), and the one the instrumentation's own JavaScript adds to.
+ */
+export function jsInstructions(dump: string): number {
+  const names = new Map<string, string>();
+  let inJit = false;
+  let afterCalls = false;
+  let sum = 0;
+  for (const line of dump.split('\n')) {
+    if (line.startsWith('ob=') || line.startsWith('cob=')) {
+      const m = /^c?ob=\((\d+)\)(?: (.*))?$/.exec(line);
+      if (!m) continue;
+      if (m[2] !== undefined) names.set(m[1]!, m[2]);
+      if (line.startsWith('ob=')) inJit = names.get(m[1]!) === '???';
+      continue;
+    }
+    if (line.startsWith('calls=')) {
+      afterCalls = true;
+      continue;
+    }
+    const c = line.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
+      if (afterCalls) afterCalls = false;
+      else if (inJit) sum += Number(line.split(' ')[1] ?? 0);
+    }
+  }
+  return sum;
+}
+
 /** Self instructions of the functions whose names match `pattern`. */
 function selfInstructions(dump: string, pattern: RegExp): number {
   const names = new Map<string, string>();
@@ -161,6 +206,8 @@ function selfInstructions(dump: string, pattern: RegExp): number {
 export interface InstructionCountRow {
   app: BenchApp;
   sides: CountedSides;
+  /** Which of the INSTR_RUNS runs (0-based); its overheads are against the same run's uninstrumented row. */
+  run: number;
   /** Instructions per tool call. */
   perCall: number;
   /** perCall / the same app's uninstrumented perCall - 1 (0 for the uninstrumented row). */
@@ -175,6 +222,8 @@ export interface InstructionCountRow {
   overheadNoJitNoGc: number;
   /** The GC's instructions per call (its difference to the uninstrumented row is what the instrumentation's garbage costs, give or take a major GC). */
   gcPerCall: number;
+  /** JIT-compiled JavaScript's own instructions per call: the steadiest part (see {@link jsInstructions}). */
+  jsPerCall: number;
   /** Spans exported per call over the whole run (warm-up included), all names. */
   spansPerCall: number;
   /** forkwatch spans exported per call, by name. */
@@ -201,17 +250,17 @@ export async function benchInstructionCount(
   sides: CountedSides[] = list(process.env.INSTR_SIDES, ['none', 'both', 'server', 'client', 'zero-code']),
   onRow: (row: InstructionCountRow) => void = () => undefined,
 ): Promise<InstructionCountRow[]> {
-  const { warmup, short, long } = instructionRunLengths();
+  const { warmup, short, long, runs } = instructionRunLengths();
   // Every call of the run, warm-up and the 20-call settling rounds before each window included.
   const allCalls = warmup + 20 + short + 20 + long;
   const rows: InstructionCountRow[] = [];
-  for (const app of apps) {
+  for (const app of apps) for (let run = 0; run < runs; run++) {
     let plain = NaN;
     let plainNoJit = NaN;
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
       if (side === 'zero-code' && app !== 'progress-store') continue;
-      const r = await count(side, app);
+      const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);
       const gcPerCall = (r.gc[1] - r.gc[0]) / (long - short);
@@ -227,6 +276,7 @@ export async function benchInstructionCount(
       const row: InstructionCountRow = {
         app,
         sides: side,
+        run,
         perCall,
         overhead: side === 'none' ? 0 : perCall / plain - 1,
         perCallNoJit,
@@ -234,6 +284,7 @@ export async function benchInstructionCount(
         perCallNoJitNoGc,
         overheadNoJitNoGc: side === 'none' ? 0 : perCallNoJitNoGc / plainNoJitNoGc - 1,
         gcPerCall,
+        jsPerCall: (r.js[1] - r.js[0]) / (long - short),
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
@@ -244,4 +295,51 @@ export async function benchInstructionCount(
     }
   }
   return rows;
+}
+
+/** One figure over a variant's runs: median, lowest and highest. */
+export interface RunSpread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** A variant over its INSTR_RUNS runs. */
+export interface InstructionCountSummary {
+  app: BenchApp;
+  sides: CountedSides;
+  runs: number;
+  perCall: RunSpread;
+  perCallNoJitNoGc: RunSpread;
+  jsPerCall: RunSpread;
+  /** Median perCall against the median of the same app's uninstrumented runs, minus 1 (NaN without them). */
+  overhead: number;
+  /** The same for perCallNoJitNoGc, the figure that stays put between runs. */
+  overheadNoJitNoGc: number;
+}
+
+const spread = (xs: number[]): RunSpread => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return { median: s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2, min: s[0]!, max: s[s.length - 1]! };
+};
+
+/** Each (app, sides) of `rows` over its runs, in the order first measured. */
+export function summarizeInstructionRows(rows: InstructionCountRow[]): InstructionCountSummary[] {
+  const groups = new Map<string, InstructionCountRow[]>();
+  for (const r of rows) {
+    const key = `${r.app}/${r.sides}`;
+    const g = groups.get(key);
+    if (g) g.push(r);
+    else groups.set(key, [r]);
+  }
+  return [...groups.values()].map((g) => {
+    const { app, sides } = g[0]!;
+    const plain = groups.get(`${app}/none`) ?? [];
+    const perCall = spread(g.map((r) => r.perCall));
+    const perCallNoJitNoGc = spread(g.map((r) => r.perCallNoJitNoGc));
+    const plainPerCall = plain.length ? spread(plain.map((r) => r.perCall)).median : NaN;
+    const plainNoJitNoGc = plain.length ? spread(plain.map((r) => r.perCallNoJitNoGc)).median : NaN;
+    return { app, sides, runs: g.length, perCall, perCallNoJitNoGc, jsPerCall: spread(g.map((r) => r.jsPerCall)), overhead: perCall.median / plainPerCall - 1, overheadNoJitNoGc: perCallNoJitNoGc.median / plainNoJitNoGc - 1 };
+  });
 }

@@ -6,11 +6,11 @@
  *   node build/bench/instruction-dumps.js SHORT LONG BASE.1 BASE.2 [OTHER.1 OTHER.2 ...]
  *
  * Per pair of window dumps (SHORT and LONG calls): instructions per call in total, without V8's
- * compiler and deoptimizer, and without them and the GC; each pair after the first also as a
- * ratio over the first (the uninstrumented run).
+ * compiler and deoptimizer, and without them and the GC, and JIT-compiled JavaScript alone; each
+ * pair after the first also as a ratio over the first (the uninstrumented run).
  */
 import { readFileSync } from 'node:fs';
-import { gcInstructions, jitInstructions } from './instruction-count.js';
+import { gcInstructions, jitInstructions, jsInstructions } from './instruction-count.js';
 
 const [shortArg, longArg, ...files] = process.argv.slice(2);
 const calls = Number(longArg) - Number(shortArg);
@@ -24,6 +24,8 @@ interface PerCall {
   noJit: number;
   noJitNoGc: number;
   gc: number;
+  /** JIT-compiled JavaScript's own instructions ({@link jsInstructions}). */
+  js: number;
 }
 
 function perCall(shortDump: string, longDump: string): PerCall {
@@ -31,12 +33,12 @@ function perCall(shortDump: string, longDump: string): PerCall {
     const text = readFileSync(f, 'utf8');
     const m = /^totals:\s+(\d+)/m.exec(text);
     if (!m) throw new Error(`no totals in ${f}`);
-    return { total: Number(m[1]), jit: jitInstructions(text), gc: gcInstructions(text) };
-  }) as [{ total: number; jit: number; gc: number }, { total: number; jit: number; gc: number }];
+    return { total: Number(m[1]), jit: jitInstructions(text), gc: gcInstructions(text), js: jsInstructions(text) };
+  }) as [{ total: number; jit: number; gc: number; js: number }, { total: number; jit: number; gc: number; js: number }];
   const total = (l.total - s.total) / calls;
   const noJit = (l.total - l.jit - (s.total - s.jit)) / calls;
   const gc = (l.gc - s.gc) / calls;
-  return { total, noJit, noJitNoGc: noJit - gc, gc };
+  return { total, noJit, noJitNoGc: noJit - gc, gc, js: (l.js - s.js) / calls };
 }
 
 const m = (n: number): string => (n / 1e6).toFixed(3);
@@ -45,6 +47,6 @@ let base: PerCall | undefined;
 for (let i = 0; i < files.length; i += 2) {
   const r = perCall(files[i]!, files[i + 1]!);
   base ??= r;
-  const vs = r === base ? '' : ` | over the first: ${pct(r.total, base.total)}, ${pct(r.noJit, base.noJit)}, ${pct(r.noJitNoGc, base.noJitNoGc)}`;
-  console.log(`${files[i]}: ${m(r.total)} M/call, without compiler ${m(r.noJit)} M, without compiler and GC ${m(r.noJitNoGc)} M, GC ${m(r.gc)} M${vs}`);
+  const vs = r === base ? '' : ` | over the first: ${pct(r.total, base.total)}, ${pct(r.noJit, base.noJit)}, ${pct(r.noJitNoGc, base.noJitNoGc)}; JIT-compiled JavaScript ${r.js - base.js >= 0 ? '+' : ''}${m(r.js - base.js)} M`;
+  console.log(`${files[i]}: ${m(r.total)} M/call, without compiler ${m(r.noJit)} M, without compiler and GC ${m(r.noJitNoGc)} M, GC ${m(r.gc)} M, JIT-compiled JavaScript ${m(r.js)} M${vs}`);
 }

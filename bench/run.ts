@@ -5,7 +5,7 @@
 import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
-import { benchInstructionCount, instructionRunLengths } from './instruction-count.js';
+import { benchInstructionCount, instructionRunLengths, summarizeInstructionRows } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchWireInstructions } from './wire-instructions.js';
@@ -36,11 +36,12 @@ async function main(): Promise<void> {
 
   // Opt-in (minutes under valgrind): the load-independent figure of the same comparison.
   if (only.includes('instructions')) {
-    const { warmup, short, long } = instructionRunLengths();
-    console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
+    const { warmup, short, long, runs } = instructionRunLengths();
+    console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --predictable --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
     console.log(`# minus a ${short}-call window), BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress`);
     console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans, moments per call at the sink');
-    await benchInstructionCount(undefined, undefined, (r) => {
+    if (runs > 1) console.log(`# ${runs} runs per variant, the variants of an app interleaved run by run`);
+    const rows = await benchInstructionCount(undefined, undefined, (r) => {
       const goal = r.app === 'echo' ? '1%' : '3%';
       const over = r.sides === 'none' ? ''.padEnd(38) : `${pct(r.overhead).padStart(7)} over uninstrumented (goal <= ${goal})`;
       const names = Object.entries(r.spansByName)
@@ -48,9 +49,17 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
     });
+    if (runs > 1) {
+      console.log(`# Median [lowest, highest] of the ${runs} runs per variant; overhead = median / the uninstrumented median - 1`);
+      const m = (x: { median: number; min: number; max: number }): string => `${(x.median / 1e6).toFixed(3)} M [${(x.min / 1e6).toFixed(3)}, ${(x.max / 1e6).toFixed(3)}] (±${pct((x.max - x.min) / 2 / x.median)})`;
+      for (const s of summarizeInstructionRows(rows)) {
+        const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
+        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(9)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
+      }
+    }
   }
 
   // Opt-in (minutes under valgrind): the proxy's cost, load-independent.

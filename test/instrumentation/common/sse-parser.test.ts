@@ -17,6 +17,18 @@ describe('SseParser', () => {
     assert.deepEqual(p.push(':'), [{ id: 'e2', event: 'message', data: 'y' }]);
   });
 
+  it('finds each line end when LF, CR and CRLF lines mix in one buffer', () => {
+    // The next CR is looked for once per buffer: LF lines before and after it must still end where they do.
+    const text = 'id: a\ndata: 1\n\nid: b\rdata: 2\r\rid: c\r\ndata: 3\n\nid: d\ndata: 4\r\n\r\nid: e\ndata: 5\n\n';
+    const want = ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({ id, event: 'message', data: String(i + 1) }));
+    assert.deepEqual(new SseParser().push(text), want);
+    for (let size = 1; size < 6; size++) {
+      const chunks: string[] = [];
+      for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+      assert.deepEqual(feedAll(new SseParser(), chunks), want, `chunk size ${size}`);
+    }
+  });
+
   it('gives the same events whatever the chunking, including a CRLF split across chunks', () => {
     const text = 'id: e1\r\ndata: {"a":1}\r\n\r\n: comment\r\nid: e2\r\nevent: message\r\ndata: \r\n\r\n';
     const whole = new SseParser().push(text);

@@ -31,9 +31,20 @@ const MAX_METHODS = 256;
 function internMethod(s: string): string {
   const hit = methods.get(s);
   if (hit !== undefined) return hit;
-  const own = detach(s);
+  const own = internalized(s);
   if (methods.size < MAX_METHODS) methods.set(own, own);
   return own;
+}
+
+/**
+ * `s` as V8's internalized copy (a property key's): compared with a literal such as
+ * `'notifications/progress'` (the recorders do, per event) by pointer, where a copy of its own
+ * was compared char by char (String::SlowEquals). Detached from `s` like {@link detach}.
+ */
+function internalized(s: string): string {
+  const key = Object.keys({ [s]: true })[0];
+  // An array-index-like name ("7") is kept as an element, its key a fresh string: still equal.
+  return key === s ? key : detach(s);
 }
 
 const Q = 34; // "
@@ -52,6 +63,8 @@ export class MessageScanner implements ScannedMessage {
   id: string | undefined = undefined;
   method: string | undefined = undefined;
   progressToken: string | undefined = undefined;
+  /** Scans answered by JSON.parse rather than read plainly (tests check that plain messages are read plainly). */
+  slowScans = 0;
   private text = '';
   private pos = 0;
   private hasId = false;
@@ -63,6 +76,12 @@ export class MessageScanner implements ScannedMessage {
   private scalar: string | undefined = undefined;
   /** The last string {@link stringEnd} passed had an escape. */
   private escaped = false;
+  /** The last number {@link numberEnd} passed was an integer (no fraction, no exponent). */
+  private intOnly = false;
+  /** The method of the last message that had one (see {@link methodAt}). */
+  private lastMethod: string | undefined = undefined;
+  /** Index of the next backslash at or after the last one {@link quoteEnd} looked for (the text's length: none); -1 before the first look. */
+  private nextBackslash = -1;
 
   /**
    * @param maxChars larger texts are not read (kind `none`)
@@ -81,6 +100,7 @@ export class MessageScanner implements ScannedMessage {
     if (text.length === 0 || text.length > this.maxChars) return this;
     this.text = text;
     this.pos = 0;
+    this.nextBackslash = -1;
     this.hasId = this.hasResult = this.hasError = false;
     this.paramsToken = this.metaToken = undefined;
     let ok = false;
@@ -103,6 +123,7 @@ export class MessageScanner implements ScannedMessage {
   }
 
   private slow(text: string): this {
+    this.slowScans++;
     const info = describeText(text, this.maxChars)[0] ?? { kind: 'none' as const };
     // describeText reads a batch's first message; the ring's records describe single messages.
     const batch = !this.firstOfBatch && text.trimStart().charCodeAt(0) === 91;
@@ -139,34 +160,42 @@ export class MessageScanner implements ScannedMessage {
       this.pos++;
       const klen = kEnd - kStart;
       const c = this.ws();
-      if (level === 1 && klen === 2 && t.startsWith('id', kStart)) {
+      if (level === 1 && klen === 2 && same(t, kStart, 'id')) {
         if (!this.value()) return false;
         this.hasId = this.scalar !== undefined;
         this.id = this.scalar === undefined ? undefined : detach(this.scalar);
-      } else if (level === 1 && klen === 6 && t.startsWith('method', kStart)) {
-        if (!this.value()) return false;
-        this.method = this.scalar !== undefined && c === Q ? internMethod(this.scalar) : undefined;
-      } else if (level === 1 && klen === 6 && t.startsWith('params', kStart)) {
+      } else if (level === 1 && klen === 6 && same(t, kStart, 'method')) {
+        if (c === Q) {
+          const start = this.pos + 1;
+          const end = this.stringEnd(start);
+          if (end < 0) return false;
+          this.pos = end + 1;
+          this.method = this.escaped ? internMethod(JSON.parse(t.slice(start - 1, end + 1)) as string) : this.methodAt(start, end);
+        } else {
+          if (!this.value()) return false;
+          this.method = undefined;
+        }
+      } else if (level === 1 && klen === 6 && same(t, kStart, 'params')) {
         // A repeated key counts as JSON.parse counts it: the last one.
         this.paramsToken = this.metaToken = undefined;
         if (c === 123) {
           this.pos++;
           if (!this.members(2)) return false;
         } else if (!this.skip()) return false;
-      } else if (level === 2 && klen === 5 && t.startsWith('_meta', kStart)) {
+      } else if (level === 2 && klen === 5 && same(t, kStart, '_meta')) {
         this.metaToken = undefined;
         if (c === 123) {
           this.pos++;
           if (!this.members(3)) return false;
         } else if (!this.skip()) return false;
-      } else if (level >= 2 && klen === 13 && t.startsWith('progressToken', kStart)) {
+      } else if (level >= 2 && klen === 13 && same(t, kStart, 'progressToken')) {
         if (!this.value()) return false;
         const token = this.scalar === undefined ? undefined : detach(this.scalar);
         if (level === 2) this.paramsToken = token;
         else this.metaToken = token;
       } else {
-        if (level === 1 && klen === 6 && t.startsWith('result', kStart)) this.hasResult = true;
-        else if (level === 1 && klen === 5 && t.startsWith('error', kStart)) this.hasError = true;
+        if (level === 1 && klen === 6 && same(t, kStart, 'result')) this.hasResult = true;
+        else if (level === 1 && klen === 5 && same(t, kStart, 'error')) this.hasError = true;
         if (!this.skip()) return false;
       }
       const d = this.ws();
@@ -174,6 +203,23 @@ export class MessageScanner implements ScannedMessage {
       if (d === 125) return true;
       if (d !== 44) return false;
     }
+  }
+
+  /**
+   * The method spelled by `text[start, end)` (no escapes): the last one read when it is the same
+   * (compared in place: no slice, no hash, no map lookup; a stream's events mostly share one), else
+   * the interned slice.
+   */
+  private methodAt(start: number, end: number): string {
+    const last = this.lastMethod;
+    if (last !== undefined && last.length === end - start) {
+      // Char by char here: startsWith with a string not known at compile time is a builtin call, dearer for ~20 chars.
+      const t = this.text;
+      let i = 0;
+      while (i < last.length && t.charCodeAt(start + i) === last.charCodeAt(i)) i++;
+      if (i === last.length) return last;
+    }
+    return (this.lastMethod = internMethod(this.text.slice(start, end)));
   }
 
   /** Reads a value into {@link scalar} (a string's text, a number as String(Number) gives it). */
@@ -195,7 +241,9 @@ export class MessageScanner implements ScannedMessage {
       const end = this.numberEnd(start);
       if (end < 0) return false;
       this.pos = end;
-      this.scalar = String(Number(t.slice(start, end)));
+      // An integer of up to 15 digits, other than -0, reads back as itself: no Number round trip.
+      const plain = this.intOnly && end - start - (c === 45 ? 1 : 0) <= 15 && !(c === 45 && t.charCodeAt(start + 1) === 48);
+      this.scalar = plain ? t.slice(start, end) : String(Number(t.slice(start, end)));
       return true;
     }
     return this.skip();
@@ -212,12 +260,12 @@ export class MessageScanner implements ScannedMessage {
       return true;
     }
     if (c === 123 || c === 91) {
-      // Nested containers: brackets matched (strings skipped whole), contents not checked.
+      // Nested containers: brackets matched (strings skipped whole by indexOf), contents not checked.
       let depth = 0;
       for (let i = this.pos; i < t.length; i++) {
         const ch = t.charCodeAt(i);
         if (ch === Q) {
-          i = this.stringEnd(i + 1);
+          i = this.quoteEnd(i + 1);
           if (i < 0) return false;
         } else if (ch === 123 || ch === 91) depth++;
         else if (ch === 125 || ch === 93) {
@@ -245,12 +293,37 @@ export class MessageScanner implements ScannedMessage {
     return false;
   }
 
+  /**
+   * Index of the closing quote of a string inside a skipped value, whose contents start at
+   * `from`, or -1. Found by indexOf rather than char by char (a tool's result is most of an SSE
+   * event's text, and most of it is strings): the quote, unless a backslash comes first, then
+   * the next quote after the escaped char. Its contents are not checked (a control char makes the
+   * text invalid JSON, where the scanner's answer is not JSON.parse's in a skipped value either).
+   */
+  private quoteEnd(from: number): number {
+    const t = this.text;
+    for (;;) {
+      const q = t.indexOf('"', from);
+      if (q < 0) return -1;
+      let b = this.nextBackslash;
+      // One indexOf per backslash in the text, however many strings there are; none: its length.
+      if (b < from) {
+        b = t.indexOf('\\', from);
+        this.nextBackslash = b = b < 0 ? t.length : b;
+      }
+      if (b > q) return q;
+      from = b + 2;
+    }
+  }
+
   /** Index of the closing quote of the string whose contents start at `from`, or -1; {@link escaped} says if it had a backslash. */
   private stringEnd(from: number): number {
     const t = this.text;
     let escaped = false;
     for (let i = from; i < t.length; i++) {
       const ch = t.charCodeAt(i);
+      // Letters and most of what keys and methods are made of: one comparison.
+      if (ch > BS) continue;
       if (ch === Q) {
         this.escaped = escaped;
         return i;
@@ -267,16 +340,19 @@ export class MessageScanner implements ScannedMessage {
   private numberEnd(from: number): number {
     const t = this.text;
     let i = from;
+    this.intOnly = false;
     if (t.charCodeAt(i) === 45) i++;
     const intStart = i;
     while (isDigit(t.charCodeAt(i))) i++;
     if (i === intStart || (t.charCodeAt(intStart) === 48 && i - intStart > 1)) return -1;
+    const intEnd = i;
     if (t.charCodeAt(i) === 46) {
       const f = ++i;
       while (isDigit(t.charCodeAt(i))) i++;
       if (i === f) return -1;
     }
     const e = t.charCodeAt(i);
+    this.intOnly = i === intEnd && e !== 101 && e !== 69;
     if (e === 101 || e === 69) {
       i++;
       const s = t.charCodeAt(i);
@@ -303,6 +379,15 @@ export class MessageScanner implements ScannedMessage {
 }
 
 const LITERALS = ['true', 'false', 'null'] as const;
+
+/**
+ * `word` is spelled at `t[at]` (the caller knows `t` has that many chars there). A loop the
+ * compiler inlines: String.prototype.startsWith was a builtin call per key.
+ */
+function same(t: string, at: number, word: string): boolean {
+  for (let i = 0; i < word.length; i++) if (t.charCodeAt(at + i) !== word.charCodeAt(i)) return false;
+  return true;
+}
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;

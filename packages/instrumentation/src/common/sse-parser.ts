@@ -34,6 +34,8 @@ export class SseParser {
   private dataLines = 0;
   private dataChars = 0;
   private skipping = false;
+  /** Index of the next CR in `buf` at or after the last one looked for (`buf.length`: none); -1: not looked for in this buffer. */
+  private nextCr = -1;
   /** Events discarded for exceeding the size bound. */
   oversized = 0;
 
@@ -68,15 +70,17 @@ export class SseParser {
       this.pending = [];
       this.pendingChars = 0;
     }
-    const out: SseEvent[] = [];
+    // Allocated at the first event completed: most pushes of a multi-chunk event complete none.
+    let out: SseEvent[] | undefined;
     this.buf += chunk;
+    this.nextCr = -1;
     let start = 0;
     for (;;) {
       const nl = this.nextLineEnd(start);
       if (nl < 0) break;
       const lineStart = start;
       start = nl + (this.buf[nl] === '\r' && this.buf[nl + 1] === '\n' ? 2 : 1);
-      this.line(lineStart, nl, out);
+      out = this.line(lineStart, nl, out);
     }
     this.buf = this.buf.slice(start);
     if (this.buf.length > this.maxEventChars) {
@@ -84,7 +88,7 @@ export class SseParser {
       this.buf = '';
       this.beginSkip();
     }
-    return out;
+    return out ?? NO_EVENTS;
   }
 
   /**
@@ -107,17 +111,23 @@ export class SseParser {
     );
   }
 
+  /**
+   * Index of the first LF or CR at or after `from`, -1 when none (or a CR that ends the buffer).
+   * Found by indexOf rather than char by char (an event's data line is most of its text, scanned
+   * on both sides); the next CR is looked for once per buffer, not per line (the SDKs send LF only).
+   */
   private nextLineEnd(from: number): number {
-    for (let i = from; i < this.buf.length; i++) {
-      const c = this.buf.charCodeAt(i);
-      if (c === 10) return i;
-      if (c === 13) {
-        // A lone CR at the end of the buffer may be the first half of CRLF: wait for more.
-        if (i + 1 >= this.buf.length) return -1;
-        return i;
-      }
+    const buf = this.buf;
+    let cr = this.nextCr;
+    if (cr < from) {
+      cr = buf.indexOf('\r', from);
+      this.nextCr = cr = cr < 0 ? buf.length : cr;
     }
-    return -1;
+    const lf = buf.indexOf('\n', from);
+    if (lf >= 0 && lf < cr) return lf;
+    if (cr >= buf.length) return -1;
+    // A lone CR at the end of the buffer may be the first half of CRLF: wait for more.
+    return cr + 1 >= buf.length ? -1 : cr;
   }
 
   private beginSkip(): void {
@@ -133,13 +143,14 @@ export class SseParser {
    * of the buffer: a slice for the line, its field and its value (twice with the space) were
    * four strings per line, three lines per event, on every SSE event of the host.
    */
-  private line(start: number, end: number, out: SseEvent[]): void {
+  private line(start: number, end: number, out: SseEvent[] | undefined): SseEvent[] | undefined {
     const buf = this.buf;
     if (start === end) {
       if (!this.skipping && (this.id !== undefined || (this.dataLines > 0 && !this.idsOnly))) {
         const ev: SseEvent = { event: this.event || 'message', data: this.data };
         if (this.id !== undefined) ev.id = this.id;
-        out.push(ev);
+        if (out === undefined) out = [ev];
+        else out.push(ev);
       }
       this.id = undefined;
       this.event = '';
@@ -147,9 +158,9 @@ export class SseParser {
       this.dataLines = 0;
       this.dataChars = 0;
       this.skipping = false;
-      return;
+      return out;
     }
-    if (this.skipping || buf.charCodeAt(start) === 58 /* ':' comment */) return;
+    if (this.skipping || buf.charCodeAt(start) === 58 /* ':' comment */) return out;
     let colon = start;
     while (colon < end && buf.charCodeAt(colon) !== 58) colon++;
     const fieldChars = colon - start;
@@ -159,7 +170,7 @@ export class SseParser {
       this.dataChars += end - valueStart + 1;
       if (this.dataChars > this.maxEventChars) {
         this.beginSkip();
-        return;
+        return out;
       }
       const value = buf.slice(valueStart, end);
       this.data = this.dataLines++ === 0 ? value : `${this.data}\n${value}`;
@@ -169,5 +180,6 @@ export class SseParser {
     } else if (fieldChars === 5 && buf.startsWith('event', start)) {
       this.event = buf.slice(valueStart, end);
     }
+    return out;
   }
 }
