@@ -150,43 +150,32 @@ export function gcInstructions(dump: string): number {
  * uninstrumented runs of progress-store), and the one the instrumentation's own JavaScript adds to.
  */
 export function jsInstructions(dump: string): number {
-  const names = new Map<string, string>();
-  let inJit = false;
-  let afterCalls = false;
-  let sum = 0;
-  for (const line of dump.split('\n')) {
-    if (line.startsWith('ob=') || line.startsWith('cob=')) {
-      const m = /^c?ob=\((\d+)\)(?: (.*))?$/.exec(line);
-      if (!m) continue;
-      if (m[2] !== undefined) names.set(m[1]!, m[2]);
-      if (line.startsWith('ob=')) inJit = names.get(m[1]!) === '???';
-      continue;
-    }
-    if (line.startsWith('calls=')) {
-      afterCalls = true;
-      continue;
-    }
-    const c = line.charCodeAt(0);
-    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
-      if (afterCalls) afterCalls = false;
-      else if (inJit) sum += Number(line.split(' ')[1] ?? 0);
-    }
-  }
-  return sum;
+  return selfCost(dump, 'ob', (name) => name === '???');
 }
 
 /** Self instructions of the functions whose names match `pattern`. */
 function selfInstructions(dump: string, pattern: RegExp): number {
+  return selfCost(dump, 'fn', (name) => pattern.test(name));
+}
+
+/**
+ * Self instructions of a callgrind dump's cost lines under the objects (`ob`) or functions
+ * (`fn`) whose names `match` accepts; names are compressed to `(id)` after their first mention.
+ */
+function selfCost(dump: string, by: 'ob' | 'fn', match: (name: string) => boolean): number {
   const names = new Map<string, string>();
+  const own = `${by}=`;
+  const called = `c${by}=`;
+  const spec = by === 'ob' ? /^c?ob=\((\d+)\)(?: (.*))?$/ : /^c?fn=\((\d+)\)(?: (.*))?$/;
   let hit = false;
   let afterCalls = false;
   let sum = 0;
   for (const line of dump.split('\n')) {
-    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
-      const m = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
+    if (line.startsWith(own) || line.startsWith(called)) {
+      const m = spec.exec(line);
       if (!m) continue;
       if (m[2] !== undefined) names.set(m[1]!, m[2]);
-      if (line.startsWith('fn=')) hit = pattern.test(names.get(m[1]!) ?? '');
+      if (line.startsWith(own)) hit = match(names.get(m[1]!) ?? '');
       continue;
     }
     if (line.startsWith('calls=')) {
