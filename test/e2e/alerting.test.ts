@@ -24,6 +24,11 @@ const SKIP_BINARIES = missingBinaries() ?? false;
 const SKIP_CLI = existsSync(CLI) ? false : `${CLI} missing: run npm run build first`;
 /** How long a fork may take from counter increase to webhook: scrape 1 s + eval 1 s + group_wait 1 s, with slack. */
 const PAGE_TIMEOUT_MS = 30_000;
+/**
+ * The demo's timers at 3x (`forkwatch demo --scale 3`): at 1x a loaded machine (load ~5) took
+ * 1.9 s to initialize and the tool call hit its 1.5 s request timeout before the fork happened.
+ */
+const DEMO_SCALE = ['--scale', '3'];
 
 /** Dashboard queries allowed to be empty on a short healthy run: the series appears on first use. */
 const MAY_BE_EMPTY = [/forkwatch_correlation_dropped_total/];
@@ -81,7 +86,7 @@ describe('alerting end to end', { skip: SKIP_BINARIES }, () => {
     const { webhook, prom } = await startStack(t, [new URL(det.httpUrl).host]);
     await waitFor(async () => (await prom.query('up{job="forkwatch"} == 1')).length > 0, 15_000);
 
-    const demo = await runDemo({ otlpEndpoint: det.otlpUrl, scenario: 'naive', timeoutMs: 60_000 });
+    const demo = await runDemo({ otlpEndpoint: det.otlpUrl, scenario: 'naive', args: DEMO_SCALE, timeoutMs: 90_000 });
     const n = await webhook.waitFor(isForkPage, PAGE_TIMEOUT_MS).catch((err: unknown) => {
       throw new Error(`${String(err)}\n--- demo (exit ${demo.code}):\n${demo.output}\n--- detector:\n${det.output()}`);
     });
@@ -113,7 +118,7 @@ describe('alerting end to end', { skip: SKIP_BINARIES }, () => {
     const { webhook, prom } = await startStack(t, [new URL(det.httpUrl).host]);
     await waitFor(async () => (await prom.query('up{job="forkwatch"} == 1')).length > 0, 15_000);
 
-    const demo = await runDemo({ otlpEndpoint: det.otlpUrl, scenario: 'guarded', timeoutMs: 60_000 });
+    const demo = await runDemo({ otlpEndpoint: det.otlpUrl, scenario: 'guarded', args: DEMO_SCALE, timeoutMs: 90_000 });
     // Not vacuous: the detector got the guarded run's spans and Prometheus scraped them.
     await waitFor(async () => (await prom.query('sum(forkwatch_spans_received_total) > 0')).length > 0, 15_000).catch((err: unknown) => {
       throw new Error(`${String(err)}\n--- demo (exit ${demo.code}):\n${demo.output}\n--- detector:\n${det.output()}`);

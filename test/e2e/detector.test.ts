@@ -152,10 +152,12 @@ test('a correlation pending at kill -9 is finished after restart', { timeout: 90
 
 test('guarded server with guarded client, and a healthy resume: no findings', { timeout: 90_000 }, async () => {
   const d = await detector();
-  const guarded = await run(d.otlpUrl, 'e2e-guarded', { server: 'guarded', client: 'guarded' });
+  // Timers at 3x: at 1x, under a loaded machine (load ~5), the guarded run's re-initialize and
+  // retried call did not fit its 1.5 s request timeout and no result arrived.
+  const guarded = await run(d.otlpUrl, 'e2e-guarded', { server: 'guarded', client: 'guarded', scale: 3 });
   assert.equal(guarded.hung.length, 0);
   assert.ok(guarded.resultsReceived >= 1);
-  const healthy = await run(d.otlpUrl, 'e2e-healthy', { server: 'naive', client: 'stock', healthy: true });
+  const healthy = await run(d.otlpUrl, 'e2e-healthy', { server: 'naive', client: 'stock', healthy: true, scale: 3 });
   assert.equal(healthy.lostResults.length, 0);
   // Wait until the detector has seen the resumes of both runs and its window has passed.
   await waitFor(async () => ((await metric(d, /^forkwatch_resumes_total\{outcome="resumed",service="e2e-healthy"\}/)) ?? 0) >= 1, 20_000);
