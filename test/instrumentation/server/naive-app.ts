@@ -13,11 +13,28 @@ import { INIT_BODY, makeMcpServer, type ToolControl } from './harness.js';
 
 export const SALT = 'test-salt';
 
+/**
+ * The SDK example's store with ids that sort in the order they were stored. Its own ids are
+ * `stream_ms_random`, and its replay sorts them as strings: two events of one millisecond (a
+ * stream's priming event and the tool's first progress, say) come back in random order, and a
+ * resume after the priming event then skipped the progress half the time those two shared a
+ * millisecond (a test waited for the replayed progress until its suite timed out). Same shape,
+ * the random part replaced by a counter of the same width; set on the instance because the SDK
+ * declares `generateEventId` private (a subclass may not redeclare it).
+ */
+function orderedEventStore(): InMemoryEventStore {
+  const store = new InMemoryEventStore();
+  let stored = 0;
+  (store as unknown as { generateEventId(streamId: string): string }).generateEventId = (streamId) =>
+    `${streamId}_${Date.now()}_${(stored++).toString(36).padStart(8, '0')}`;
+  return store;
+}
+
 /** The naive `transports[sessionId]` app of the SDK examples, instrumented. */
 export function naiveApp(inst: ServerInstrumentation, unknown: 'reject400' | 'rehydrate' | 'rehydrate-init', control: ToolControl = {}) {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   // One store for all transports, as in the SDK example: what makes a rehydrated replay possible.
-  const store = new InMemoryEventStore();
+  const store = orderedEventStore();
   const handler = inst.wrapHandler(async (req: IncomingMessage, res: ServerResponse) => {
     const sid = req.headers['mcp-session-id'] as string | undefined;
     const existing = sid ? transports.get(sid) : undefined;
