@@ -6,6 +6,7 @@ import { incarnationChanged } from './analyze/incarnation-changed.js';
 import { mintedOnResume } from './analyze/minted-on-resume.js';
 import { orphanedProgressTokens } from './analyze/orphaned-progress-tokens.js';
 import { clientReplayGap, serverReplayGap } from './analyze/replay-gap.js';
+import { serverReplayOrder } from './analyze/replay-order.js';
 import { sequenceRegression } from './analyze/sequence-regression.js';
 import { SessionView } from './analyze/session-view.js';
 import type { SessionAnalysis } from './analyze/types.js';
@@ -34,6 +35,7 @@ export function analyzeSession(s: SessionState): SessionAnalysis {
       clientReplayGap(v, w);
     }
     serverReplayGap(v);
+    serverReplayOrder(v);
     dedupLoss(v);
     for (const g of v.guardForks) {
       const kind = g.forkKind === 'session_id_changed' ? 'incarnation_changed' : g.forkKind;

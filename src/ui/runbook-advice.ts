@@ -39,6 +39,7 @@ export const RUNBOOK_ADVICE: Readonly<Partial<Record<FindingKind | (string & {})
     steps: [
       'Open the timeline below: the resume asked for an event the server no longer had, and the server replayed anyway.',
       'The server must answer 409 (event absent from its log) instead of replaying from the start; raise the event-log size or retention above the clients\' reconnect backoff.',
+      "If the summary says the replay re-sent an event sent before the cursor, the event store replays out of the order it stored (the MCP SDK examples' InMemoryEventStore sorts ids ending in a random part) and skips events stored after the cursor: use a store that replays exactly the events after Last-Event-ID, in order.",
       ...FORK_STEPS.slice(3),
     ],
   },
