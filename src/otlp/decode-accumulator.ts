@@ -1,11 +1,20 @@
-import type { AttrValue, SpanRecord } from '../model/span-record.js';
+import type { SpanRecord } from '../model/span-record.js';
+import { SpanBatch } from '../model/span-batch.js';
 import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { summarizeRejects } from './decode-result.js';
 import type { DecodeResult, RejectReason } from './decode-result.js';
+import { attachBatch } from './decoded-batch.js';
+import { spanRecordsOf } from './span-records-of.js';
 
-/** Collects spans and counters while a decoder walks one request; shared by both decoders. */
+/**
+ * Collects spans and counters while a decoder walks one request; shared by both decoders. The
+ * JSON decoder offers whole records ({@link offer}); the protobuf decoder writes rows into
+ * {@link batch} ({@link offerRow}), and its result's `spans` are made from them only when read.
+ */
 export class DecodeAccumulator {
-  readonly spans: SpanRecord[] = [];
+  private readonly spans: SpanRecord[] = [];
+  /** The protobuf decoder's rows: attributes are added to it before {@link offerRow}. */
+  readonly batch = new SpanBatch();
   total = 0;
   foreign = 0;
   rejected = 0;
@@ -26,27 +35,39 @@ export class DecodeAccumulator {
     this.spans.push(span);
   }
 
+  /** As {@link offer}, for the span whose attributes were just added to {@link batch}. */
+  offerRow(traceId: string, spanId: string, parentSpanId: string, name: string, startMs: number, endMs: number, service: string): void {
+    const side = this.batch.pendingSide();
+    if (side !== 'client' && side !== 'server') {
+      this.batch.dropAttributes();
+      this.reject('invalid_side');
+      return;
+    }
+    this.batch.endRow(traceId, spanId, parentSpanId, name, startMs, endMs, service);
+  }
+
   result(): DecodeResult {
-    const r: DecodeResult = {
-      spans: this.spans,
-      total: this.total,
-      foreign: this.foreign,
-      rejected: this.rejected,
-      rejectReasons: this.reasons,
-    };
+    const batch = this.batch;
+    let r: DecodeResult;
+    if (batch.length === 0) {
+      r = { spans: this.spans, total: this.total, foreign: this.foreign, rejected: this.rejected, rejectReasons: this.reasons };
+    } else {
+      let spans: SpanRecord[] | undefined;
+      r = {
+        get spans(): SpanRecord[] {
+          return (spans ??= spanRecordsOf(batch));
+        },
+        set spans(v: SpanRecord[]) {
+          spans = v;
+        },
+        total: this.total,
+        foreign: this.foreign,
+        rejected: this.rejected,
+        rejectReasons: this.reasons,
+      };
+      attachBatch(r, batch);
+    }
     if (this.rejected > 0) r.errorMessage = summarizeRejects(this.rejected, this.reasons);
     return r;
-  }
-}
-
-/**
- * Sets an attribute on a plain object; a hostile `__proto__` key becomes an own property instead
- * of replacing the prototype.
- */
-export function setAttribute(attrs: Record<string, AttrValue>, key: string, value: AttrValue): void {
-  if (key === '__proto__') {
-    Object.defineProperty(attrs, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    attrs[key] = value;
   }
 }

@@ -1,7 +1,8 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { createError } from '../errors.js';
 import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
-import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
+import { DecodeAccumulator } from './decode-accumulator.js';
+import { setAttribute } from './set-attribute.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
 import { AttributeTooDeep, type DecodeResult } from './decode-result.js';
