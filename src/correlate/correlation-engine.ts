@@ -233,7 +233,7 @@ export class CorrelationEngine {
   /** `touched`: keys already refreshed in this batch (same clock reading), to refresh each once. */
   private ingestOne(span: SpanView, side: AttrValue | undefined, now: number, touched: Set<string>): void {
     if (side !== 'client' && side !== 'server') return;
-    const rawKey = span.a[SESSION_KEY];
+    const rawKey = span.get(SESSION_KEY);
     const stateless = typeof rawKey !== 'string' || rawKey === '';
     if (stateless && StatelessTracker.accepts(span)) this.stateless.ingest(span, side, now);
     if (stateless && !usefulWithoutSession(span)) return;

@@ -1,4 +1,4 @@
-import type { AttrValue, Side, SpanRecord } from '../model/span-record.js';
+import type { Side, SpanRecord } from '../model/span-record.js';
 import { schemaKeyIndex } from '../model/schema-keys.js';
 import {
   ATTR_OBSERVER,
@@ -44,8 +44,6 @@ import type { EngineOptions } from './engine-options.js';
 import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
 import { SpanView } from './span-view.js';
 
-type Slots = ReadonlyArray<AttrValue | undefined>;
-
 // Each schema attribute the engine reads, by its slot in SpanView.a.
 const OBSERVER = schemaKeyIndex(ATTR_OBSERVER);
 const CLIENT_DELIVERY = schemaKeyIndex(ATTR_CLIENT_DELIVERY);
@@ -79,13 +77,13 @@ const SSE_REPLAYED = schemaKeyIndex(ATTR_SSE_REPLAYED);
 const SSE_STREAM_ID = schemaKeyIndex(ATTR_SSE_STREAM_ID);
 
 /** A schema attribute as a string: absent or empty is undefined, a number or boolean its text. */
-function str(a: Slots, k: number): string | undefined {
-  const v = a[k];
+function str(a: SpanView, k: number): string | undefined {
+  const v = a.get(k);
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' ? v : String(v);
 }
-function num(a: Slots, k: number): number | undefined {
-  const v = a[k];
+function num(a: SpanView, k: number): number | undefined {
+  const v = a.get(k);
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
   if (typeof v === 'string' && v !== '') {
     const n = Number(v);
@@ -93,8 +91,8 @@ function num(a: Slots, k: number): number | undefined {
   }
   return undefined;
 }
-function bool(a: Slots, k: number): boolean | undefined {
-  const v = a[k];
+function bool(a: SpanView, k: number): boolean | undefined {
+  const v = a.get(k);
   if (typeof v === 'boolean') return v;
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -136,7 +134,7 @@ export function recordSpan(s: SessionState, span: SpanRecord, side: Side, nowMs:
 
 /** {@link recordSpan} of the row a {@link SpanView} points at: the engine's path. */
 export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: number, opts: EngineOptions, res: RecordResult): RecordResult {
-  const a = span.a;
+  const a = span;
   res.kept = true;
   res.eventsAdded = 0;
   res.requestsDropped = 0;
@@ -147,7 +145,7 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
   const inc = str(a, SESSION_INCARNATION);
   if (side === 'server') {
     // The proxy's lane: while every server span of the session names the same observer.
-    const raw = a[OBSERVER];
+    const raw = a.get(OBSERVER);
     const obs = typeof raw === 'string' && raw !== '' ? raw.slice(0, 64) : undefined;
     if (s.serverService === undefined) s.serverObserver = obs;
     else if (s.serverObserver !== undefined && s.serverObserver !== obs) s.serverObserver = undefined;

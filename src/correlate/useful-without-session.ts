@@ -18,14 +18,13 @@ const JSONRPC_KIND = schemaKeyIndex(ATTR_JSONRPC_KIND);
  * rest would fill the session table with one pseudo session per trace and evict real sessions.
  */
 export function usefulWithoutSession(span: SpanView): boolean {
-  const a = span.a;
   switch (span.name) {
     case SPAN_REQUEST_SENT:
     case SPAN_REQUEST_RECEIVED:
     case SPAN_REQUEST_SETTLED:
-      return a[PROGRESS_TOKEN] !== undefined;
+      return span.get(PROGRESS_TOKEN) !== undefined;
     case SPAN_SSE_EVENT:
-      return a[JSONRPC_KIND] === 'response' || a[JSONRPC_KIND] === 'error';
+      return span.get(JSONRPC_KIND) === 'response' || span.get(JSONRPC_KIND) === 'error';
     case SPAN_RESUME:
       return true;
     default:

@@ -1,20 +1,23 @@
 import type { SpanRecord } from '../model/span-record.js';
-import { SpanBatch } from '../model/span-batch.js';
+import { SpanBatchWriter } from '../model/span-batch.js';
 import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { summarizeRejects } from './decode-result.js';
 import type { DecodeResult, RejectReason } from './decode-result.js';
 import { attachBatch } from './decoded-batch.js';
 import { spanRecordsOf } from './span-records-of.js';
 
+// Shared by every request (decoding is synchronous): its columns keep their capacity.
+const ROWS = new SpanBatchWriter();
+
 /**
  * Collects spans and counters while a decoder walks one request; shared by both decoders. The
- * JSON decoder offers whole records ({@link offer}); the protobuf decoder writes rows into
- * {@link batch} ({@link offerRow}), and its result's `spans` are made from them only when read.
+ * JSON decoder offers whole records ({@link offer}); the protobuf decoder writes rows
+ * ({@link rows}, then {@link offerRow}), and its result's `spans` are made from them only when read.
  */
 export class DecodeAccumulator {
   private readonly spans: SpanRecord[] = [];
-  /** The protobuf decoder's rows: attributes are added to it before {@link offerRow}. */
-  readonly batch = new SpanBatch();
+  /** The protobuf decoder's rows: a span's attributes are added to it before {@link offerRow}. */
+  readonly rows = ROWS;
   total = 0;
   foreign = 0;
   rejected = 0;
@@ -35,23 +38,23 @@ export class DecodeAccumulator {
     this.spans.push(span);
   }
 
-  /** As {@link offer}, for the span whose attributes were just added to {@link batch}. */
+  /** As {@link offer}, for the span whose attributes were just added to {@link rows}. */
   offerRow(traceId: string, spanId: string, parentSpanId: string, name: string, startMs: number, endMs: number, service: string): void {
-    const side = this.batch.pendingSide();
+    const side = this.rows.pendingSide();
     if (side !== 'client' && side !== 'server') {
-      this.batch.dropAttributes();
+      this.rows.dropAttributes();
       this.reject('invalid_side');
       return;
     }
-    this.batch.endRow(traceId, spanId, parentSpanId, name, startMs, endMs, service);
+    this.rows.endRow(traceId, spanId, parentSpanId, name, startMs, endMs, service);
   }
 
   result(): DecodeResult {
-    const batch = this.batch;
     let r: DecodeResult;
-    if (batch.length === 0) {
+    if (this.rows.length === 0) {
       r = { spans: this.spans, total: this.total, foreign: this.foreign, rejected: this.rejected, rejectReasons: this.reasons };
     } else {
+      const batch = this.rows.take();
       let spans: SpanRecord[] | undefined;
       r = {
         get spans(): SpanRecord[] {

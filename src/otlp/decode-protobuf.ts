@@ -43,6 +43,8 @@ const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_
  */
 export function decodeProtobuf(buf: Uint8Array, limits?: Partial<DecodeLimits>): DecodeResult {
   const d = new WireDecoder(buf, resolveDecodeLimits(limits));
+  // A request that failed to decode may have left rows behind.
+  d.acc.rows.reset();
   d.request();
   return d.acc.result();
 }
@@ -255,7 +257,7 @@ class WireDecoder extends AnyValueReader {
         this.attributes(attrFirst, end);
       } catch (err) {
         if (err instanceof AttributeTooDeep) {
-          acc.batch.dropAttributes();
+          acc.rows.dropAttributes();
           return acc.reject('attribute_too_deep');
         }
         throw err;
@@ -266,7 +268,7 @@ class WireDecoder extends AnyValueReader {
     acc.offerRow(this.traceIdAt(traceS), hex8(this.buf, spanS), parentSpanId, this.str(nameS, nameE, this.lim.maxSpanNameLength), startMs, endMs, service);
   }
 
-  /** Adds the span's attributes to the accumulator's batch, in wire order. */
+  /** Adds the span's attributes to the accumulator's rows, in wire order. */
   private attributes(start: number, end: number): void {
     const max = this.lim.maxAttributesPerSpan;
     let kept = 0;
@@ -311,7 +313,7 @@ class WireDecoder extends AnyValueReader {
     const tag = KEYS.lastTag;
     const v = this.value(ke + 2, end, (tag & TAG_REPEATING) !== 0);
     if (v === undefined) return false;
-    this.acc.batch.addAttribute(key, (tag >>> 1) - 1, v);
+    this.acc.rows.addAttribute(key, (tag >>> 1) - 1, v);
     return true;
   }
 
@@ -353,7 +355,7 @@ class WireDecoder extends AnyValueReader {
     if (key === undefined || valS < 0) return false;
     const v = this.anyValue(valS, valE, 1, REPEATING_VALUE_KEYS.has(key));
     if (v === undefined) return false;
-    this.acc.batch.addAttribute(key, schemaKeyIndex(key), v);
+    this.acc.rows.addAttribute(key, schemaKeyIndex(key), v);
     return true;
   }
 

@@ -11,10 +11,10 @@ const SHAPES = new AttributeShapes();
  */
 export function spanRecordsOf(batch: SpanBatch): SpanRecord[] {
   const out: SpanRecord[] = [];
-  const { attrStart, keys, keyIndex, values } = batch;
+  const { attrStart, keyCode, values } = batch;
   for (let i = 0; i < batch.length; i++) {
     SHAPES.begin();
-    for (let j = attrStart[i]!, e = attrStart[i + 1]!; j < e; j++) SHAPES.add(keys[j]!, keyIndex[j]!, values[j]!);
+    for (let j = attrStart[i]!, e = attrStart[i + 1]!; j < e; j++) SHAPES.add(batch.keyAt(j), Math.max(-1, keyCode[j]!), values[j]!);
     out.push({
       traceId: batch.traceId[i]!,
       spanId: batch.spanId[i]!,

@@ -26,7 +26,7 @@ function rows(b: SpanBatch): unknown[] {
   const out: unknown[] = [];
   for (let i = 0; i < b.length; i++) {
     const attrs: unknown[] = [];
-    for (let j = b.attrStart[i]!; j < b.attrStart[i + 1]!; j++) attrs.push([b.keys[j], b.keyIndex[j], b.values[j]]);
+    for (let j = b.attrStart[i]!; j < b.attrStart[i + 1]!; j++) attrs.push([b.keyAt(j), b.keyCode[j]! >= 0 ? b.keyCode[j] : -1, b.values[j]]);
     out.push([b.traceId[i], b.spanId[i], b.parentSpanId[i], b.name[i], b.startMs[i], b.endMs[i], b.service[i], b.side[i], attrs]);
   }
   return out;
@@ -55,7 +55,7 @@ test('SDK batches: the protobuf rows equal the rows of the JSON records, and mak
   const view = new SpanView();
   for (let i = 0; i < pb.length; i++) {
     view.load(pb, i);
-    assert.deepEqual(view.a, schemaValues(j.spans[i]!), `row ${i}`);
+    assert.deepEqual(SCHEMA_ATTRIBUTE_KEYS.map((_, k) => view.get(k)), schemaValues(j.spans[i]!), `row ${i}`);
     assert.deepEqual([view.traceId, view.spanId, view.name, view.startMs, view.service], [j.spans[i]!.traceId, j.spans[i]!.spanId, j.spans[i]!.name, j.spans[i]!.startMs, j.spans[i]!.service]);
   }
 });
@@ -81,7 +81,8 @@ test('a rejected span leaves no attribute in the batch: the rows around it keep 
           {
             spans: [
               span(1, [side('server'), kind('one')]),
-              span(2, [side('server'), kind('deep'), { key: 'n', value: deep }]),
+              span(2, [side('server'), kind('deep'), { key: 'x', value: { stringValue: 'y' } }, { key: 'n', value: deep }]),
+              span(6, [side('server'), { key: 'x', value: { stringValue: 'y' } }, kind('bad side'), side('observer')]),
               span(3, [kind('no side')]),
               span(4, [side('proxy'), kind('bad side')]),
               span(5, [kind('five'), side('client'), side('server')]),
@@ -92,19 +93,20 @@ test('a rejected span leaves no attribute in the batch: the rows around it keep 
     ],
   });
   const r = decodeProtobuf(body);
-  assert.deepEqual([r.rejected, r.rejectReasons], [3, { attribute_too_deep: 1, invalid_side: 2 }]);
+  assert.deepEqual([r.rejected, r.rejectReasons], [4, { attribute_too_deep: 1, invalid_side: 3 }]);
   const b = batchOf(r);
   assert.deepEqual(b.spanId, ['0000000000000001', '0000000000000005']);
   assert.deepEqual(b.side, ['server', 'server'], 'the last of a repeated key, as in the record');
-  assert.deepEqual(b.keys, [ATTR_SIDE, ATTR_JSONRPC_KIND, ATTR_JSONRPC_KIND, ATTR_SIDE, ATTR_SIDE]);
+  assert.deepEqual(b.keyCode.map((_, j) => b.keyAt(j)), [ATTR_SIDE, ATTR_JSONRPC_KIND, ATTR_JSONRPC_KIND, ATTR_SIDE, ATTR_SIDE]);
+  assert.deepEqual(b.extraKeys, [], 'the rejected span\'s key outside the schema is gone too');
   assert.deepEqual(r.spans.map((s) => s.attributes), [
     { [ATTR_SIDE]: 'server', [ATTR_JSONRPC_KIND]: 'one' },
     { [ATTR_JSONRPC_KIND]: 'five', [ATTR_SIDE]: 'server' },
   ]);
   const view = new SpanView();
   const KIND = SCHEMA_ATTRIBUTE_KEYS.indexOf(ATTR_JSONRPC_KIND);
-  assert.equal(view.load(b, 0).a[KIND], 'one');
-  assert.equal(view.load(b, 1).a[KIND], 'five');
+  assert.equal(view.load(b, 0).get(KIND), 'one');
+  assert.equal(view.load(b, 1).get(KIND), 'five');
 });
 
 test('rows built from records: malformed ones are left out, slices keep their rows whole', () => {
@@ -117,6 +119,6 @@ test('rows built from records: malformed ones are left out, slices keep their ro
   const view = new SpanView();
   const KEY = SCHEMA_ATTRIBUTE_KEYS.indexOf(ATTR_SESSION_KEY);
   const SIDE = SCHEMA_ATTRIBUTE_KEYS.indexOf(ATTR_SIDE);
-  assert.deepEqual([view.load(b, 1).a[KEY], view.a[SIDE]], ['k', undefined]);
-  assert.deepEqual([view.load(b, 2).a[KEY], view.a[SIDE]], [undefined, 'client'], 'nothing of the row before');
+  assert.deepEqual([view.load(b, 1).get(KEY), view.get(SIDE)], ['k', undefined]);
+  assert.deepEqual([view.load(b, 2).get(KEY), view.get(SIDE)], [undefined, 'client'], 'nothing of the row before');
 });

@@ -1,5 +1,4 @@
 import type { Finding } from '../../model/finding.js';
-import type { AttrValue } from '../../model/span-record.js';
 import { schemaKeyIndex } from '../../model/schema-keys.js';
 import type { SpanView } from '../span-view.js';
 import {
@@ -77,7 +76,7 @@ export class StatelessTracker {
   }
 
   ingest(span: SpanView, side: Side, now: number): void {
-    const a = span.a;
+    const a = span;
     const requestId = str(a, JSONRPC_REQUEST_ID);
     if (requestId === undefined) return;
     const ref = `${span.traceId}\u0000${requestId}`;
@@ -106,8 +105,8 @@ export class StatelessTracker {
         ...fact,
         endMs: span.endMs,
         outcome: str(a, REQUEST_HANDLER_OUTCOME),
-        streamClosed: a[REQUEST_STREAM_CLOSED] === true || a[REQUEST_STREAM_CLOSED] === 'true',
-        messagesAfterClose: Number(a[REQUEST_MESSAGES_AFTER_CLOSE] ?? 0) || 0,
+        streamClosed: a.get(REQUEST_STREAM_CLOSED) === true || a.get(REQUEST_STREAM_CLOSED) === 'true',
+        messagesAfterClose: Number(a.get(REQUEST_MESSAGES_AFTER_CLOSE) ?? 0) || 0,
       };
     }
     const shape = callShape(c);
@@ -168,8 +167,8 @@ export class StatelessTracker {
   }
 }
 
-function str(a: ReadonlyArray<AttrValue | undefined>, k: number): string | undefined {
-  const v = a[k];
+function str(a: SpanView, k: number): string | undefined {
+  const v = a.get(k);
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' ? v : String(v);
 }
