@@ -11,23 +11,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { diag } from '@opentelemetry/api';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
+import type { SpanRecord } from '../src/model/span-record.js';
 import { decodeJson } from '../src/otlp/decode-json.js';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
-import type { DecodeResult } from '../src/otlp/decode-result.js';
-import { batchOf } from '../src/otlp/decoded-batch.js';
 import { IngestPipeline } from '../src/service/ingest-pipeline.js';
 import { openStore } from '../src/storage/open-store.js';
 import { loadIngestPayloads } from './ingest-payloads.js';
 
-function bareDecode(payloads: Uint8Array[], decode: (p: never) => DecodeResult): number {
+function bareDecode(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): number {
   const t0 = performance.now();
   let n = 0;
-  for (const p of payloads) n += batchOf(decode(p as never)).length;
+  for (const p of payloads) n += decode(p as never).spans.length;
   if (n < 0) throw new Error('unreachable');
   return (performance.now() - t0) / 1000;
 }
 
-function endToEnd(payloads: Uint8Array[], decode: (p: never) => DecodeResult): { seconds: number; findings: number } {
+function endToEnd(payloads: Uint8Array[], decode: (p: never) => { spans: SpanRecord[] }): { seconds: number; findings: number } {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-bench-'));
   const store = openStore({ path: join(dir, 'bench.db') });
   let findings = 0;
@@ -42,7 +41,7 @@ function endToEnd(payloads: Uint8Array[], decode: (p: never) => DecodeResult): {
   const t0 = performance.now();
   let i = 0;
   for (const p of payloads) {
-    const r = pipeline.offer(batchOf(decode(p as never)));
+    const r = pipeline.offer(decode(p as never).spans);
     if (r instanceof Promise) r.catch(() => undefined);
     // Group commit every 8 requests, as the server's commit interval batches concurrent exports.
     if (++i % 8 === 0) {
@@ -85,7 +84,7 @@ export function benchIngest(opts: { sessions?: number; forkwatchRatio?: number; 
   for (const format of ['protobuf', 'json'] as const) {
     const rounds = opts.rounds?.[format] ?? (format === 'protobuf' ? 9 : 3);
     const data = format === 'protobuf' ? payloads.protobuf : payloads.json;
-    const decode = (format === 'protobuf' ? decodeProtobuf : decodeJson) as (p: never) => DecodeResult;
+    const decode = (format === 'protobuf' ? decodeProtobuf : decodeJson) as (p: never) => { spans: SpanRecord[] };
     bareDecode(data, decode); // warm-up
     endToEnd(data, decode);
     const bare: number[] = [];

@@ -23,7 +23,6 @@ import { join } from 'node:path';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
 import type { Finding } from '../src/model/finding.js';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
-import { batchOf } from '../src/otlp/decoded-batch.js';
 import * as pipeline from '../src/service/ingest-pipeline.js';
 import { openStore } from '../src/storage/open-store.js';
 import { interleave, rekey } from './wire.js';
@@ -55,7 +54,7 @@ try {
     let i = 0;
     for (const b of bodies) {
       now += MS_PER_REQUEST;
-      engine.ingest(batchOf(decodeProtobuf(b)));
+      engine.ingest(decodeProtobuf(b).spans);
       if (++i % 4 !== 0) continue;
       engine.tick();
       // As IngestPipeline.flushSliced: slices until what was dirty at the start is saved.

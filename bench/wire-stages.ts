@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { CorrelationEngine } from '../src/correlate/correlation-engine.js';
 import type { StateJournal } from '../src/correlate/codec/state-journal.js';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
-import { batchOf } from '../src/otlp/decoded-batch.js';
 import { openStore } from '../src/storage/open-store.js';
 import type { Finding } from '../src/model/finding.js';
 
@@ -44,7 +43,7 @@ export function stageCpu(passes: Uint8Array[][], perCommit: number, windowMs: nu
       let i = 0;
       for (const b of bodies) {
         const c0 = cpuNow();
-        const spans = batchOf(decodeProtobuf(b));
+        const spans = decodeProtobuf(b).spans;
         const c1 = cpuNow();
         engine.ingest(spans);
         const c2 = cpuNow();

@@ -17,8 +17,6 @@ export { decodeJson } from './otlp/decode-json.js';
 export { DEFAULT_DECODE_LIMITS } from './otlp/decode-limits.js';
 export type { DecodeLimits } from './otlp/decode-limits.js';
 export type { DecodeResult } from './otlp/decode-result.js';
-export { batchOf } from './otlp/decoded-batch.js';
-export { spanRecordsOf } from './otlp/span-records-of.js';
 export type { IngestMeta, IngestSink } from './otlp/ingest-sink.js';
 export { createOtlpServer } from './http/otlp-server.js';
 export type { OtlpServerOptions, OtlpRequestOutcome } from './http/otlp-server.js';
@@ -32,6 +30,5 @@ export { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, REQUEST_ANOMALY_KINDS, RESUME_OUTC
 export type { Evidence, Finding, FindingKind, ForkKind, RequestAnomalyKind, ResumeOutcome } from './model/finding.js';
 export type { SessionLineage } from './model/lineage.js';
 export type { AttrValue, Side, SpanRecord } from './model/span-record.js';
-export { SpanBatch } from './model/span-batch.js';
 export { ERROR_CODES, ForkwatchError, createError } from './errors.js';
 export type { ErrorCode } from './errors.js';

@@ -1,15 +1,11 @@
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
-import { ATTR_SESSION_KEY } from '@forkwatch/instrumentation/semconv';
-import { schemaKeyIndex } from '../model/schema-keys.js';
-import { SpanBatch } from '../model/span-batch.js';
-import type { AttrValue } from '../model/span-record.js';
+import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { buildLineage } from './build-lineage.js';
 import { compactSession, isLive, unsettledRequests } from './compact-session.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
-import { newRecordResult, recordView } from './record-span.js';
-import { SpanView } from './span-view.js';
+import { newRecordResult, recordSpan } from './record-span.js';
 import type { CompactSession, SessionState } from './session-state.js';
 import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
 import { decodeSavedSession, isBinaryState, takeSavedSessions, type SavedSession } from './codec/saved-session.js';
@@ -21,8 +17,6 @@ import type { Clock, DropReason, EngineListener, EngineStats } from './types.js'
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
 export const STATELESS_KEY_PREFIX = '~stateless:';
-
-const SESSION_KEY = schemaKeyIndex(ATTR_SESSION_KEY);
 
 /**
  * Correlates forkwatch spans per session key into fork findings, orphaned progress tokens and
@@ -44,8 +38,6 @@ export class CorrelationEngine {
   private eventCount = 0;
   private pendingRequestCount = 0;
   private readonly scratch = newRecordResult();
-  /** The row being ingested (reused). */
-  private readonly view = new SpanView();
   /** What each session's next save is written against (delta or whole). */
   private readonly journal = new StateJournal();
   // The session of the previous span of the batch being ingested: a batch holds runs of spans of
@@ -73,19 +65,14 @@ export class CorrelationEngine {
     this.stateless = new StatelessTracker(this.opts, (f, lagMs) => this.call(() => this.listener.onFinding?.(f, true, { lagMs })));
   }
 
-  /**
-   * Takes decoded forkwatch spans in any order (a decoder's rows, see `batchOf`, or records);
-   * spans it cannot use are ignored. Never throws.
-   */
-  ingest(spans: SpanBatch | readonly SpanRecord[]): void {
+  /** Takes decoded forkwatch spans in any order; spans it cannot use are ignored. Never throws. */
+  ingest(spans: SpanRecord[]): void {
     const now = this.clock.now();
     const touched = new Set<string>();
-    const b = spans instanceof SpanBatch ? spans : SpanBatch.of(spans);
-    const view = this.view;
     this.runKey = undefined;
-    for (let i = 0; i < b.length; i++) {
+    for (const span of spans) {
       try {
-        this.ingestOne(view.load(b, i), b.side[i], now, touched);
+        this.ingestOne(span, now, touched);
       } catch {
         // A malformed span must not stop the batch; what it lacked is simply not correlated.
       }
@@ -231,9 +218,11 @@ export class CorrelationEngine {
   // ---------------------------------------------------------------------------------------------
 
   /** `touched`: keys already refreshed in this batch (same clock reading), to refresh each once. */
-  private ingestOne(span: SpanView, side: AttrValue | undefined, now: number, touched: Set<string>): void {
+  private ingestOne(span: SpanRecord, now: number, touched: Set<string>): void {
+    const a = span.attributes;
+    const side = a[ATTR_SIDE];
     if (side !== 'client' && side !== 'server') return;
-    const rawKey = span.get(SESSION_KEY);
+    const rawKey = a[ATTR_SESSION_KEY];
     const stateless = typeof rawKey !== 'string' || rawKey === '';
     if (stateless && StatelessTracker.accepts(span)) this.stateless.ingest(span, side, now);
     if (stateless && !usefulWithoutSession(span)) return;
@@ -246,7 +235,7 @@ export class CorrelationEngine {
       this.runSession = s;
       this.runTouched = touched.has(key);
     }
-    const r = recordView(s, span, side, now, this.opts, this.scratch);
+    const r = recordSpan(s, span, side, now, this.opts, this.scratch);
     if (!r.kept) return;
     this.eventCount += r.eventsAdded;
     this.pendingRequestCount += r.pendingRequestsDelta;

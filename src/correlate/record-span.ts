@@ -1,5 +1,4 @@
-import type { Side, SpanRecord } from '../model/span-record.js';
-import { schemaKeyIndex } from '../model/schema-keys.js';
+import type { AttrValue, Side, SpanRecord } from '../model/span-record.js';
 import {
   ATTR_OBSERVER,
   ATTR_CLIENT_DELIVERY,
@@ -42,48 +41,14 @@ import {
 } from '@forkwatch/instrumentation/semconv';
 import type { EngineOptions } from './engine-options.js';
 import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
-import { SpanView } from './span-view.js';
 
-// Each schema attribute the engine reads, by its slot in SpanView.a.
-const OBSERVER = schemaKeyIndex(ATTR_OBSERVER);
-const CLIENT_DELIVERY = schemaKeyIndex(ATTR_CLIENT_DELIVERY);
-const CLIENT_SEEN_BEFORE = schemaKeyIndex(ATTR_CLIENT_SEEN_BEFORE);
-const GEN_AI_TOOL_NAME = schemaKeyIndex(ATTR_GEN_AI_TOOL_NAME);
-const GUARDED = schemaKeyIndex(ATTR_GUARDED);
-const GUARD_FORK_KIND = schemaKeyIndex(ATTR_GUARD_FORK_KIND);
-const HTTP_RESPONSE_STATUS_CODE = schemaKeyIndex(ATTR_HTTP_RESPONSE_STATUS_CODE);
-const JSONRPC_KIND = schemaKeyIndex(ATTR_JSONRPC_KIND);
-const JSONRPC_REQUEST_ID = schemaKeyIndex(ATTR_JSONRPC_REQUEST_ID);
-const MCP_METHOD_NAME = schemaKeyIndex(ATTR_MCP_METHOD_NAME);
-const PROGRESS_TOKEN = schemaKeyIndex(ATTR_PROGRESS_TOKEN);
-const REQUEST_OUTCOME = schemaKeyIndex(ATTR_REQUEST_OUTCOME);
-const REQUEST_STREAM_CLOSED = schemaKeyIndex(ATTR_REQUEST_STREAM_CLOSED);
-const RESUME_ANSWERED_SESSION_KEY = schemaKeyIndex(ATTR_RESUME_ANSWERED_SESSION_KEY);
-const RESUME_LAST_EVENT_FOUND = schemaKeyIndex(ATTR_RESUME_LAST_EVENT_FOUND);
-const RESUME_LAST_EVENT_ID = schemaKeyIndex(ATTR_RESUME_LAST_EVENT_ID);
-const RESUME_OUTCOME = schemaKeyIndex(ATTR_RESUME_OUTCOME);
-const RESUME_PREVIOUS_INCARNATION = schemaKeyIndex(ATTR_RESUME_PREVIOUS_INCARNATION);
-const SESSION_CLIENT_SUPPLIED_ID = schemaKeyIndex(ATTR_SESSION_CLIENT_SUPPLIED_ID);
-const SESSION_CREATED_BY = schemaKeyIndex(ATTR_SESSION_CREATED_BY);
-const SESSION_END_REASON = schemaKeyIndex(ATTR_SESSION_END_REASON);
-const SESSION_EVENTS_EVICTED = schemaKeyIndex(ATTR_SESSION_EVENTS_EVICTED);
-const SESSION_INCARNATION = schemaKeyIndex(ATTR_SESSION_INCARNATION);
-const SESSION_INCARNATION_SOURCE = schemaKeyIndex(ATTR_SESSION_INCARNATION_SOURCE);
-const SSE_EVENT_ID = schemaKeyIndex(ATTR_SSE_EVENT_ID);
-const SSE_EVENT_SEQ = schemaKeyIndex(ATTR_SSE_EVENT_SEQ);
-const SSE_EVENT_SEQ_SOURCE = schemaKeyIndex(ATTR_SSE_EVENT_SEQ_SOURCE);
-const SSE_PAYLOAD_DIGEST = schemaKeyIndex(ATTR_SSE_PAYLOAD_DIGEST);
-const SSE_REPLAYED = schemaKeyIndex(ATTR_SSE_REPLAYED);
-const SSE_STREAM_ID = schemaKeyIndex(ATTR_SSE_STREAM_ID);
-
-/** A schema attribute as a string: absent or empty is undefined, a number or boolean its text. */
-function str(a: SpanView, k: number): string | undefined {
-  const v = a.get(k);
+function str(a: Record<string, AttrValue>, k: string): string | undefined {
+  const v = a[k];
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' ? v : String(v);
 }
-function num(a: SpanView, k: number): number | undefined {
-  const v = a.get(k);
+function num(a: Record<string, AttrValue>, k: string): number | undefined {
+  const v = a[k];
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
   if (typeof v === 'string' && v !== '') {
     const n = Number(v);
@@ -91,8 +56,8 @@ function num(a: SpanView, k: number): number | undefined {
   }
   return undefined;
 }
-function bool(a: SpanView, k: number): boolean | undefined {
-  const v = a.get(k);
+function bool(a: Record<string, AttrValue>, k: string): boolean | undefined {
+  const v = a[k];
   if (typeof v === 'boolean') return v;
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -128,13 +93,15 @@ export function newRecordResult(): RecordResult {
  * path: objects are built with one fixed shape each, without spreads (a spread of a fresh object
  * gave every fact its own hidden class: thousands of them, and kilobytes per session).
  */
-export function recordSpan(s: SessionState, span: SpanRecord, side: Side, nowMs: number, opts: EngineOptions, res: RecordResult): RecordResult {
-  return recordView(s, SpanView.of(span), side, nowMs, opts, res);
-}
-
-/** {@link recordSpan} of the row a {@link SpanView} points at: the engine's path. */
-export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: number, opts: EngineOptions, res: RecordResult): RecordResult {
-  const a = span;
+export function recordSpan(
+  s: SessionState,
+  span: SpanRecord,
+  side: Side,
+  nowMs: number,
+  opts: EngineOptions,
+  res: RecordResult,
+): RecordResult {
+  const a = span.attributes;
   res.kept = true;
   res.eventsAdded = 0;
   res.requestsDropped = 0;
@@ -142,10 +109,10 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
   res.eventsDropped = 0;
   res.settledRequestId = undefined;
   res.request = undefined;
-  const inc = str(a, SESSION_INCARNATION);
+  const inc = str(a, ATTR_SESSION_INCARNATION);
   if (side === 'server') {
     // The proxy's lane: while every server span of the session names the same observer.
-    const raw = a.get(OBSERVER);
+    const raw = a[ATTR_OBSERVER];
     const obs = typeof raw === 'string' && raw !== '' ? raw.slice(0, 64) : undefined;
     if (s.serverService === undefined) s.serverObserver = obs;
     else if (s.serverObserver !== undefined && s.serverObserver !== obs) s.serverObserver = undefined;
@@ -154,7 +121,7 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
   const name = span.name;
 
   if (name === SPAN_SSE_EVENT) {
-    const eventId = str(a, SSE_EVENT_ID);
+    const eventId = str(a, ATTR_SSE_EVENT_ID);
     if (eventId === undefined) return notKept(res);
     const ev: EventFact = {
       traceId: span.traceId,
@@ -165,17 +132,17 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
       ingestMs: nowMs,
       inc,
       eventId,
-      seq: num(a, SSE_EVENT_SEQ),
-      seqSource: str(a, SSE_EVENT_SEQ_SOURCE),
-      digest: str(a, SSE_PAYLOAD_DIGEST),
-      jsonrpcKind: str(a, JSONRPC_KIND),
-      jsonrpcId: str(a, JSONRPC_REQUEST_ID),
-      method: str(a, MCP_METHOD_NAME),
-      progressToken: str(a, PROGRESS_TOKEN),
-      stream: str(a, SSE_STREAM_ID),
-      replayed: bool(a, SSE_REPLAYED),
-      delivery: str(a, CLIENT_DELIVERY),
-      seenBefore: bool(a, CLIENT_SEEN_BEFORE),
+      seq: num(a, ATTR_SSE_EVENT_SEQ),
+      seqSource: str(a, ATTR_SSE_EVENT_SEQ_SOURCE),
+      digest: str(a, ATTR_SSE_PAYLOAD_DIGEST),
+      jsonrpcKind: str(a, ATTR_JSONRPC_KIND),
+      jsonrpcId: str(a, ATTR_JSONRPC_REQUEST_ID),
+      method: str(a, ATTR_MCP_METHOD_NAME),
+      progressToken: str(a, ATTR_PROGRESS_TOKEN),
+      stream: str(a, ATTR_SSE_STREAM_ID),
+      replayed: bool(a, ATTR_SSE_REPLAYED),
+      delivery: str(a, ATTR_CLIENT_DELIVERY),
+      seenBefore: bool(a, ATTR_CLIENT_SEEN_BEFORE),
     };
     addEvent(s, ev, opts, res);
     return res;
@@ -193,10 +160,10 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         inc,
-        source: str(a, SESSION_INCARNATION_SOURCE),
-        createdBy: str(a, SESSION_CREATED_BY) ?? 'unknown',
-        clientSuppliedId: bool(a, SESSION_CLIENT_SUPPLIED_ID),
-        lastEventId: str(a, RESUME_LAST_EVENT_ID),
+        source: str(a, ATTR_SESSION_INCARNATION_SOURCE),
+        createdBy: str(a, ATTR_SESSION_CREATED_BY) ?? 'unknown',
+        clientSuppliedId: bool(a, ATTR_SESSION_CLIENT_SUPPLIED_ID),
+        lastEventId: str(a, ATTR_RESUME_LAST_EVENT_ID),
       });
       trimIncarnations(s, opts);
       return res;
@@ -212,17 +179,17 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         inc,
-        reason: str(a, SESSION_END_REASON) ?? 'unknown',
-        eventsEvicted: num(a, SESSION_EVENTS_EVICTED),
+        reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown',
+        eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED),
       });
       if (s.ended.length > opts.maxIncarnationsPerSession) s.ended.shift();
       return res;
     }
     case SPAN_RESUME: {
-      const lastEventId = str(a, RESUME_LAST_EVENT_ID);
+      const lastEventId = str(a, ATTR_RESUME_LAST_EVENT_ID);
       if (lastEventId === undefined) return notKept(res);
       if (s.resumes.some((x) => x.spanId === ref.spanId && x.traceId === ref.traceId)) return res;
-      const ak = str(a, RESUME_ANSWERED_SESSION_KEY);
+      const ak = str(a, ATTR_RESUME_ANSWERED_SESSION_KEY);
       s.resumes.push({
         traceId: ref.traceId,
         spanId: ref.spanId,
@@ -231,13 +198,13 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         lastEventId,
-        status: num(a, HTTP_RESPONSE_STATUS_CODE),
+        status: num(a, ATTR_HTTP_RESPONSE_STATUS_CODE),
         inc,
-        previousInc: str(a, RESUME_PREVIOUS_INCARNATION),
+        previousInc: str(a, ATTR_RESUME_PREVIOUS_INCARNATION),
         answeredKey: ak !== undefined && ak !== s.key ? ak : undefined,
-        found: bool(a, RESUME_LAST_EVENT_FOUND),
-        outcome: str(a, RESUME_OUTCOME),
-        guarded: bool(a, GUARDED),
+        found: bool(a, ATTR_RESUME_LAST_EVENT_FOUND),
+        outcome: str(a, ATTR_RESUME_OUTCOME),
+        guarded: bool(a, ATTR_GUARDED),
         counted: undefined,
       });
       if (s.resumes.length > opts.maxResumesPerSession) s.resumes.shift();
@@ -246,7 +213,7 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
     case SPAN_REQUEST_SENT:
     case SPAN_REQUEST_RECEIVED:
     case SPAN_REQUEST_SETTLED: {
-      const requestId = str(a, JSONRPC_REQUEST_ID);
+      const requestId = str(a, ATTR_JSONRPC_REQUEST_ID);
       if (requestId === undefined) return notKept(res);
       let r = s.requests.get(requestId);
       res.requestAdded = r === undefined;
@@ -262,13 +229,13 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
         }
       }
       res.request = r;
-      r.method ??= str(a, MCP_METHOD_NAME);
-      r.tool ??= str(a, GEN_AI_TOOL_NAME);
-      r.progressToken ??= str(a, PROGRESS_TOKEN);
+      r.method ??= str(a, ATTR_MCP_METHOD_NAME);
+      r.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
+      r.progressToken ??= str(a, ATTR_PROGRESS_TOKEN);
       if (name === SPAN_REQUEST_SENT) {
         r.sent = ref;
         r.sentInc = inc;
-        r.sentGuarded = bool(a, GUARDED) === true ? true : undefined;
+        r.sentGuarded = bool(a, ATTR_GUARDED) === true ? true : undefined;
         r.inc ??= inc;
       } else if (name === SPAN_REQUEST_RECEIVED) {
         r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
@@ -276,13 +243,13 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
       } else {
         // A proxy's settle (server side: what it saw of the client's cancel) never displaces the
         // client's own, which says how the app stopped waiting; its broken-stream evidence stays.
-        const streamClosed = bool(a, REQUEST_STREAM_CLOSED) === true || r.settled?.streamClosed === true;
+        const streamClosed = bool(a, ATTR_REQUEST_STREAM_CLOSED) === true || r.settled?.streamClosed === true;
         if (side === 'server' && r.settled?.side === 'client') {
           if (streamClosed) r.settled.streamClosed = true;
           return res;
         }
         if (r.settled === undefined) res.pendingRequestsDelta--;
-        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, REQUEST_OUTCOME) };
+        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
         if (streamClosed) r.settled.streamClosed = true;
         res.settledRequestId = requestId;
       }
@@ -296,7 +263,7 @@ export function recordView(s: SessionState, span: SpanView, side: Side, nowMs: n
         name,
         timeMs: ref.timeMs,
         ingestMs: nowMs,
-        forkKind: str(a, GUARD_FORK_KIND) ?? 'unknown',
+        forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown',
         inc,
       });
       if (s.guardForks.length > opts.maxResumesPerSession) s.guardForks.shift();

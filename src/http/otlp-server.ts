@@ -7,7 +7,6 @@ import { decodeJson } from '../otlp/decode-json.js';
 import type { DecodeLimits } from '../otlp/decode-limits.js';
 import { decodeProtobuf } from '../otlp/decode-protobuf.js';
 import { countsOf, type DecodedCounts } from '../otlp/decode-result.js';
-import { batchOf } from '../otlp/decoded-batch.js';
 import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
 import type { OtlpFormat } from '../otlp/export-response.js';
 import { IngestBudget, type IngestLease } from '../otlp/ingest-budget.js';
@@ -230,7 +229,7 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
       // the request waits for its commit (4 requests in flight kept ~2,000 decoded spans alive
       // through every young-generation GC, which then copied them).
       const counts = countsOf(result);
-      if (counts.accepted > 0) {
+      if (result.spans.length > 0) {
         const meta = {
           received: result.total,
           foreign: result.foreign,
@@ -242,7 +241,7 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
         const overloaded = (): ReturnType<typeof createError> => createError('FORKWATCH_ERR_OVERLOADED', retryAfter);
         let offered: Promise<void> | IngestRefusal;
         try {
-          offered = sink.offer(batchOf(result), meta);
+          offered = sink.offer(result.spans, meta);
         } catch (err) {
           req.log.error({ err }, 'ingest sink threw; answering 503');
           return refuse(req, reply, overloaded(), counts);

@@ -1,8 +1,21 @@
 import type { AttrValue } from '../model/span-record.js';
-import { SCHEMA_ATTRIBUTE_KEYS } from '../model/schema-keys.js';
-import { setAttribute } from './set-attribute.js';
+import * as semconv from '@forkwatch/instrumentation/semconv';
+import { setAttribute } from './decode-accumulator.js';
 
-export { SCHEMA_ATTRIBUTE_KEYS, schemaKeyIndex } from '../model/schema-keys.js';
+/**
+ * The attribute keys of the forkwatch schema (every `ATTR_*` of semconv): the only keys a shape's
+ * generated code may name, so no byte of the wire ever becomes source text.
+ */
+export const SCHEMA_ATTRIBUTE_KEYS: readonly string[] = Object.entries(semconv)
+  .filter(([name, v]) => name.startsWith('ATTR_') && typeof v === 'string')
+  .map(([, v]) => v as string);
+
+const INDEX = new Map(SCHEMA_ATTRIBUTE_KEYS.map((k, i) => [k, i]));
+
+/** The index of `key` in {@link SCHEMA_ATTRIBUTE_KEYS}, or -1. */
+export function schemaKeyIndex(key: string): number {
+  return INDEX.get(key) ?? -1;
+}
 
 type Factory = new (v: readonly AttrValue[]) => Record<string, AttrValue>;
 

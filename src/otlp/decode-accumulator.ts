@@ -1,23 +1,11 @@
-import type { SpanRecord } from '../model/span-record.js';
-import { SpanBatchWriter } from '../model/span-batch.js';
+import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { summarizeRejects } from './decode-result.js';
 import type { DecodeResult, RejectReason } from './decode-result.js';
-import { attachBatch } from './decoded-batch.js';
-import { spanRecordsOf } from './span-records-of.js';
 
-// Shared by every request (decoding is synchronous): its columns keep their capacity.
-const ROWS = new SpanBatchWriter();
-
-/**
- * Collects spans and counters while a decoder walks one request; shared by both decoders. The
- * JSON decoder offers whole records ({@link offer}); the protobuf decoder writes rows
- * ({@link rows}, then {@link offerRow}), and its result's `spans` are made from them only when read.
- */
+/** Collects spans and counters while a decoder walks one request; shared by both decoders. */
 export class DecodeAccumulator {
-  private readonly spans: SpanRecord[] = [];
-  /** The protobuf decoder's rows: a span's attributes are added to it before {@link offerRow}. */
-  readonly rows = ROWS;
+  readonly spans: SpanRecord[] = [];
   total = 0;
   foreign = 0;
   rejected = 0;
@@ -38,39 +26,27 @@ export class DecodeAccumulator {
     this.spans.push(span);
   }
 
-  /** As {@link offer}, for the span whose attributes were just added to {@link rows}. */
-  offerRow(traceId: string, spanId: string, parentSpanId: string, name: string, startMs: number, endMs: number, service: string): void {
-    const side = this.rows.pendingSide();
-    if (side !== 'client' && side !== 'server') {
-      this.rows.dropAttributes();
-      this.reject('invalid_side');
-      return;
-    }
-    this.rows.endRow(traceId, spanId, parentSpanId, name, startMs, endMs, service);
-  }
-
   result(): DecodeResult {
-    let r: DecodeResult;
-    if (this.rows.length === 0) {
-      r = { spans: this.spans, total: this.total, foreign: this.foreign, rejected: this.rejected, rejectReasons: this.reasons };
-    } else {
-      const batch = this.rows.take();
-      let spans: SpanRecord[] | undefined;
-      r = {
-        get spans(): SpanRecord[] {
-          return (spans ??= spanRecordsOf(batch));
-        },
-        set spans(v: SpanRecord[]) {
-          spans = v;
-        },
-        total: this.total,
-        foreign: this.foreign,
-        rejected: this.rejected,
-        rejectReasons: this.reasons,
-      };
-      attachBatch(r, batch);
-    }
+    const r: DecodeResult = {
+      spans: this.spans,
+      total: this.total,
+      foreign: this.foreign,
+      rejected: this.rejected,
+      rejectReasons: this.reasons,
+    };
     if (this.rejected > 0) r.errorMessage = summarizeRejects(this.rejected, this.reasons);
     return r;
+  }
+}
+
+/**
+ * Sets an attribute on a plain object; a hostile `__proto__` key becomes an own property instead
+ * of replacing the prototype.
+ */
+export function setAttribute(attrs: Record<string, AttrValue>, key: string, value: AttrValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(attrs, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    attrs[key] = value;
   }
 }

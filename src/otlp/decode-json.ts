@@ -1,8 +1,7 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { createError } from '../errors.js';
 import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
-import { DecodeAccumulator } from './decode-accumulator.js';
-import { setAttribute } from './set-attribute.js';
+import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
 import { AttributeTooDeep, type DecodeResult } from './decode-result.js';

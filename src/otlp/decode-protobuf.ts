@@ -1,6 +1,6 @@
-import type { AttrValue } from '../model/span-record.js';
-import { SCHEMA_ATTRIBUTE_KEYS, schemaKeyIndex } from '../model/schema-keys.js';
+import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
+import { AttributeShapes, SCHEMA_ATTRIBUTE_KEYS, schemaKeyIndex } from './attribute-shapes.js';
 import { DecodeAccumulator } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
@@ -26,11 +26,11 @@ if (SCHEMA_ATTRIBUTE_KEYS.length > 126) throw new Error('schema attribute keys n
 // A key's tag says whether its values repeat and which schema key it is, so a span's keys cost
 // one lookup each, not three.
 const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_KEYS.has(k) ? TAG_REPEATING : 0) | ((schemaKeyIndex(k) + 1) << 1));
+// Shared by all requests (decoding is synchronous): the shapes it learnt serve the next batches.
+const SHAPES = new AttributeShapes();
 
 /**
- * Decodes a binary OTLP `ExportTraceServiceRequest` into forkwatch spans: rows of a
- * {@link SpanBatch} (`batchOf(result)`, what the engine takes), made into {@link SpanRecord}s
- * only when the result's `spans` are read.
+ * Decodes a binary OTLP `ExportTraceServiceRequest` into forkwatch {@link SpanRecord}s.
  *
  * Foreign spans (name not starting with `forkwatch.`) are located, counted and skipped: their
  * attributes, events and links are never decoded. Forkwatch spans with bad ids or no valid
@@ -43,8 +43,6 @@ const KEYS = new StringTable(1024, KEY_TABLE_MAX_BYTES, (k) => (REPEATING_VALUE_
  */
 export function decodeProtobuf(buf: Uint8Array, limits?: Partial<DecodeLimits>): DecodeResult {
   const d = new WireDecoder(buf, resolveDecodeLimits(limits));
-  // A request that failed to decode may have left rows behind.
-  d.acc.rows.reset();
   d.request();
   return d.acc.result();
 }
@@ -250,25 +248,36 @@ class WireDecoder extends AnyValueReader {
     if (parE - parS === 8) parentSpanId = this.parentIdAt(parS);
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
-    if (attrFirst >= 0) {
+    let attributes: Record<string, AttrValue>;
+    if (attrFirst < 0) attributes = {};
+    else {
       // Too deep a value rejects this span only: the body is valid protobuf (the OTLP answer is partial success).
       this.inSpanAttributes = true;
       try {
+        SHAPES.begin();
         this.attributes(attrFirst, end);
+        attributes = SHAPES.build();
       } catch (err) {
-        if (err instanceof AttributeTooDeep) {
-          acc.rows.dropAttributes();
-          return acc.reject('attribute_too_deep');
-        }
+        if (err instanceof AttributeTooDeep) return acc.reject('attribute_too_deep');
         throw err;
       } finally {
         this.inSpanAttributes = false;
       }
     }
-    acc.offerRow(this.traceIdAt(traceS), hex8(this.buf, spanS), parentSpanId, this.str(nameS, nameE, this.lim.maxSpanNameLength), startMs, endMs, service);
+    const rec: SpanRecord = {
+      traceId: this.traceIdAt(traceS),
+      spanId: hex8(this.buf, spanS),
+      parentSpanId,
+      name: this.str(nameS, nameE, this.lim.maxSpanNameLength),
+      startMs,
+      endMs,
+      service,
+      attributes,
+    };
+    acc.offer(rec);
   }
 
-  /** Adds the span's attributes to the accumulator's rows, in wire order. */
+  /** Adds the span's attributes to SHAPES, in wire order. */
   private attributes(start: number, end: number): void {
     const max = this.lim.maxAttributesPerSpan;
     let kept = 0;
@@ -313,7 +322,7 @@ class WireDecoder extends AnyValueReader {
     const tag = KEYS.lastTag;
     const v = this.value(ke + 2, end, (tag & TAG_REPEATING) !== 0);
     if (v === undefined) return false;
-    this.acc.rows.addAttribute(key, (tag >>> 1) - 1, v);
+    SHAPES.add(key, (tag >>> 1) - 1, v);
     return true;
   }
 
@@ -355,7 +364,7 @@ class WireDecoder extends AnyValueReader {
     if (key === undefined || valS < 0) return false;
     const v = this.anyValue(valS, valE, 1, REPEATING_VALUE_KEYS.has(key));
     if (v === undefined) return false;
-    this.acc.rows.addAttribute(key, schemaKeyIndex(key), v);
+    SHAPES.add(key, schemaKeyIndex(key), v);
     return true;
   }
 

@@ -1,5 +1,4 @@
 import type { SpanRecord } from '../model/span-record.js';
-import { batchOf } from './decoded-batch.js';
 
 /** Why a forkwatch span was rejected (counted, not ingested; the rest of the batch continues). */
 export const REJECT_REASONS = [
@@ -37,7 +36,7 @@ export interface DecodedCounts {
 
 /** The counts of `result`; holding them instead of the result lets its spans be collected. */
 export function countsOf(result: DecodeResult): DecodedCounts {
-  const c: DecodedCounts = { accepted: batchOf(result).length, rejected: result.rejected, foreign: result.foreign };
+  const c: DecodedCounts = { accepted: result.spans.length, rejected: result.rejected, foreign: result.foreign };
   if (result.errorMessage !== undefined) c.errorMessage = result.errorMessage;
   return c;
 }

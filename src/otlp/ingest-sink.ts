@@ -1,4 +1,4 @@
-import type { SpanBatch } from '../model/span-batch.js';
+import type { SpanRecord } from '../model/span-record.js';
 import type { RejectReason } from './decode-result.js';
 
 /** Counts of one accepted OTLP request, handed to the sink with its spans. */
@@ -19,13 +19,12 @@ export interface IngestMeta {
 export type IngestRefusal = 'overloaded' | { storage: string };
 
 /**
- * Where the OTLP receiver hands decoded forkwatch spans (the decoder's rows, `batchOf(result)`).
- * It is only called with at least one span.
+ * Where the OTLP receiver hands decoded forkwatch spans. It is only called with at least one span.
  *
  * Return `'overloaded'` to refuse the batch (the receiver answers `503` with `Retry-After` and the
  * exporter retries), or a promise that settles once the spans are safely queued; a rejected
  * promise or a throw is treated as transient overload too.
  */
 export interface IngestSink {
-  offer(spans: SpanBatch, meta: IngestMeta): Promise<void> | IngestRefusal;
+  offer(spans: SpanRecord[], meta: IngestMeta): Promise<void> | IngestRefusal;
 }

@@ -13,7 +13,8 @@ import type { IngestMeta, IngestSink } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
 import { IngestPipeline } from './ingest-pipeline.js';
-import type { SpanBatch } from '../model/span-batch.js';
+import type { SpanRecord } from '../model/span-record.js';
+import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 
 /** How often old findings and session states are pruned, ms. */
 const PRUNE_INTERVAL_MS = 3_600_000;
@@ -88,12 +89,11 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
   const p = pipeline;
   // Series of a server service exist from its first span, not its first finding.
   const knownServices = new Set<string>();
-  const noteServerServices = (spans: SpanBatch): void => {
-    for (let i = 0; i < spans.length; i++) {
-      const service = spans.service[i]!;
-      if (knownServices.has(service) || spans.side[i] !== 'server') continue;
-      if (knownServices.size < config.maxServices) knownServices.add(service);
-      metrics.noteService(service);
+  const noteServerServices = (spans: SpanRecord[]): void => {
+    for (const s of spans) {
+      if (knownServices.has(s.service) || s.attributes[ATTR_SIDE] !== 'server') continue;
+      if (knownServices.size < config.maxServices) knownServices.add(s.service);
+      metrics.noteService(s.service);
     }
   };
   const budget = new IngestBudget(config.maxInFlightBytes);

@@ -1,14 +1,13 @@
 import type { DiagLogger } from '@opentelemetry/api';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Finding } from '../model/finding.js';
-import type { SpanBatch } from '../model/span-batch.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { IngestRefusal } from '../otlp/ingest-sink.js';
 import type { SessionStateChange, Store } from '../storage/store.js';
 
 /** What the pipeline needs of the correlation engine. */
 export interface EnginePort {
-  ingest(spans: SpanBatch | readonly SpanRecord[]): void;
+  ingest(spans: SpanRecord[]): void;
   /** False when cut short after about `sliceMs` of work; the pipeline calls again after yielding. */
   tick(sliceMs?: number): boolean | void;
   /** At most `max` sessions, and no more once their saved forms reach `maxBytes` (at least one is taken). */
@@ -89,7 +88,7 @@ export class IngestPipeline {
    * Correlates `spans` and resolves once their effects are committed; 'overloaded' when the
    * uncommitted backlog is full or storage is failing (the receiver answers 503 + Retry-After).
    */
-  offer(spans: SpanBatch | readonly SpanRecord[]): Promise<void> | IngestRefusal {
+  offer(spans: SpanRecord[]): Promise<void> | IngestRefusal {
     if (this.storageFailing) return { storage: this.storageError ?? 'commit failed' };
     if (this.closed || this.queuedSpans + spans.length > this.opts.maxQueuedSpans) return 'overloaded';
     this.queuedSpans += spans.length;
@@ -102,7 +101,7 @@ export class IngestPipeline {
   }
 
   /** A large batch is correlated in slices, the event loop free between them, then awaits its commit. */
-  private async ingestSliced(spans: SpanBatch | readonly SpanRecord[]): Promise<void> {
+  private async ingestSliced(spans: SpanRecord[]): Promise<void> {
     for (let i = 0; i < spans.length; i += INGEST_SLICE_SPANS) {
       if (i > 0) await yieldToLoop();
       this.opts.engine.ingest(spans.slice(i, i + INGEST_SLICE_SPANS));

@@ -10,7 +10,6 @@ import { createOtlpServer } from '../../src/http/otlp-server.js';
 import type { OtlpRequestOutcome, OtlpServerOptions } from '../../src/http/otlp-server.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import type { IngestMeta, IngestSink } from '../../src/otlp/ingest-sink.js';
-import { spanRecordsOf } from '../../src/otlp/span-records-of.js';
 import { ATTR_SIDE, SPAN_RESUME, SPAN_SSE_EVENT } from '../../packages/instrumentation/src/semconv.js';
 import { otlpType } from '../otlp/otlp-reflection.js';
 import { makeSdkSpans, serialize, sseEventAttributes } from '../otlp/sdk-spans.js';
@@ -36,7 +35,7 @@ async function start(opts: Partial<OtlpServerOptions> = {}, mode: SinkMode = 'ok
       if (mode === 'throw') throw new Error('sink broke');
       if (mode === 'reject') return Promise.reject(new Error('queue closed'));
       if (mode === 'hang') return new Promise<void>(() => {});
-      offers.push({ spans: spanRecordsOf(spans), meta });
+      offers.push({ spans, meta });
       return Promise.resolve();
     },
   };

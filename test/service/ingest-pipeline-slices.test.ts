@@ -18,7 +18,7 @@ function engine(pad = 0): EnginePort {
   const dirty = new Map<string, SessionStateChange>();
   return {
     ingest(spans) {
-      for (const s of spans as readonly SpanRecord[]) dirty.set(`k${s.spanId}`, { key: `k${s.spanId}`, state: JSON.stringify({ n: s.startMs, pad: 'x'.repeat(pad) }) });
+      for (const s of spans) dirty.set(`k${s.spanId}`, { key: `k${s.spanId}`, state: JSON.stringify({ n: s.startMs, pad: 'x'.repeat(pad) }) });
     },
     tick() {},
     takeDirty(max = Infinity, maxBytes = Infinity) {

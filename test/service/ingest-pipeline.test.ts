@@ -21,7 +21,7 @@ function engine(): EnginePort & { ingested: number } {
     ingested: 0,
     ingest(spans) {
       this.ingested += spans.length;
-      for (const s of spans as readonly SpanRecord[]) dirty.push({ key: `k${s.spanId}`, state: JSON.stringify({ n: s.startMs }) });
+      for (const s of spans) dirty.push({ key: `k${s.spanId}`, state: JSON.stringify({ n: s.startMs }) });
     },
     tick() {},
     takeDirty() {

@@ -1,6 +1,5 @@
 import type { Finding } from '../../model/finding.js';
-import { schemaKeyIndex } from '../../model/schema-keys.js';
-import type { SpanView } from '../span-view.js';
+import type { AttrValue, SpanRecord } from '../../model/span-record.js';
 import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_JSONRPC_REQUEST_ID,
@@ -39,15 +38,6 @@ export interface StatelessOptions {
 /** Pseudo session key of a stateless finding: the original call's trace (what the API and UI key on). */
 export const STATELESS_FINDING_KEY_PREFIX = '~stateless:';
 
-const JSONRPC_REQUEST_ID = schemaKeyIndex(ATTR_JSONRPC_REQUEST_ID);
-const MCP_METHOD_NAME = schemaKeyIndex(ATTR_MCP_METHOD_NAME);
-const GEN_AI_TOOL_NAME = schemaKeyIndex(ATTR_GEN_AI_TOOL_NAME);
-const REQUEST_ARGS_DIGEST = schemaKeyIndex(ATTR_REQUEST_ARGS_DIGEST);
-const REQUEST_OUTCOME = schemaKeyIndex(ATTR_REQUEST_OUTCOME);
-const REQUEST_HANDLER_OUTCOME = schemaKeyIndex(ATTR_REQUEST_HANDLER_OUTCOME);
-const REQUEST_STREAM_CLOSED = schemaKeyIndex(ATTR_REQUEST_STREAM_CLOSED);
-const REQUEST_MESSAGES_AFTER_CLOSE = schemaKeyIndex(ATTR_REQUEST_MESSAGES_AFTER_CLOSE);
-
 const STATELESS_SPANS: ReadonlySet<string> = new Set([SPAN_REQUEST_SENT, SPAN_REQUEST_RECEIVED, SPAN_REQUEST_SETTLED, SPAN_REQUEST_HANDLED]);
 
 /**
@@ -67,7 +57,7 @@ export class StatelessTracker {
   ) {}
 
   /** Whether the tracker takes this keyless span. */
-  static accepts(span: SpanView): boolean {
+  static accepts(span: SpanRecord): boolean {
     return STATELESS_SPANS.has(span.name);
   }
 
@@ -75,9 +65,9 @@ export class StatelessTracker {
     return this.calls.size;
   }
 
-  ingest(span: SpanView, side: Side, now: number): void {
-    const a = span;
-    const requestId = str(a, JSONRPC_REQUEST_ID);
+  ingest(span: SpanRecord, side: Side, now: number): void {
+    const a = span.attributes;
+    const requestId = str(a, ATTR_JSONRPC_REQUEST_ID);
     if (requestId === undefined) return;
     const ref = `${span.traceId}\u0000${requestId}`;
     let c = this.calls.get(ref);
@@ -91,22 +81,22 @@ export class StatelessTracker {
     }
     c.lastIngestMs = now;
     const shapeBefore = callShape(c);
-    c.method ??= str(a, MCP_METHOD_NAME);
-    c.tool ??= str(a, GEN_AI_TOOL_NAME);
-    c.digest ??= str(a, REQUEST_ARGS_DIGEST);
+    c.method ??= str(a, ATTR_MCP_METHOD_NAME);
+    c.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
+    c.digest ??= str(a, ATTR_REQUEST_ARGS_DIGEST);
     if (side === 'client') c.clientService ??= span.service;
     else c.serverService ??= span.service;
     const fact = { traceId: span.traceId, spanId: span.spanId, side, name: span.name, timeMs: span.startMs, ingestMs: now };
     if (span.name === SPAN_REQUEST_SENT) c.sent = fact;
     else if (span.name === SPAN_REQUEST_RECEIVED) c.received = fact;
-    else if (span.name === SPAN_REQUEST_SETTLED) c.settled = { ...fact, outcome: str(a, REQUEST_OUTCOME) };
+    else if (span.name === SPAN_REQUEST_SETTLED) c.settled = { ...fact, outcome: str(a, ATTR_REQUEST_OUTCOME) };
     else {
       c.handled = {
         ...fact,
         endMs: span.endMs,
-        outcome: str(a, REQUEST_HANDLER_OUTCOME),
-        streamClosed: a.get(REQUEST_STREAM_CLOSED) === true || a.get(REQUEST_STREAM_CLOSED) === 'true',
-        messagesAfterClose: Number(a.get(REQUEST_MESSAGES_AFTER_CLOSE) ?? 0) || 0,
+        outcome: str(a, ATTR_REQUEST_HANDLER_OUTCOME),
+        streamClosed: a[ATTR_REQUEST_STREAM_CLOSED] === true || a[ATTR_REQUEST_STREAM_CLOSED] === 'true',
+        messagesAfterClose: Number(a[ATTR_REQUEST_MESSAGES_AFTER_CLOSE] ?? 0) || 0,
       };
     }
     const shape = callShape(c);
@@ -167,8 +157,8 @@ export class StatelessTracker {
   }
 }
 
-function str(a: SpanView, k: number): string | undefined {
-  const v = a.get(k);
+function str(a: Record<string, AttrValue>, k: string): string | undefined {
+  const v = a[k];
   if (v === undefined || v === '') return undefined;
   return typeof v === 'string' ? v : String(v);
 }

@@ -6,7 +6,6 @@ import type { OtlpRefusalReason, OtlpRequestOutcome } from '../../http/otlp-serv
 import { decodeProtobuf } from '../decode-protobuf.js';
 import type { DecodeLimits } from '../decode-limits.js';
 import { countsOf, type DecodeResult, type DecodedCounts } from '../decode-result.js';
-import { batchOf } from '../decoded-batch.js';
 import { encodeExportResponse } from '../export-response.js';
 import type { IngestSink } from '../ingest-sink.js';
 import type { IngestBudget } from '../ingest-budget.js';
@@ -174,7 +173,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
     }
     let offered: ReturnType<IngestSink['offer']>;
     try {
-      offered = sink.offer(batchOf(result), { received: result.total, foreign: result.foreign, rejected: result.rejected, rejectReasons: result.rejectReasons });
+      offered = sink.offer(result.spans, { received: result.total, foreign: result.foreign, rejected: result.rejected, rejectReasons: result.rejectReasons });
     } catch (err) {
       onError?.('ingest sink threw; answering UNAVAILABLE', err);
       refuse(callback, overloaded('ingest failed'), counts);

@@ -11,7 +11,6 @@ import { decodeRetryDelaySeconds, GRPC_STATUS_DETAILS_KEY } from '../../../src/o
 import type { OtlpRequestOutcome } from '../../../src/http/otlp-server.js';
 import type { SpanRecord } from '../../../src/model/span-record.js';
 import type { IngestSink } from '../../../src/otlp/ingest-sink.js';
-import { spanRecordsOf } from '../../../src/otlp/span-records-of.js';
 import { ATTR_SIDE, SPAN_RESUME, SPAN_SSE_EVENT } from '../../../packages/instrumentation/src/semconv.js';
 import { makeSdkSpans, serialize, sseEventAttributes } from '../sdk-spans.js';
 
@@ -25,7 +24,7 @@ async function start(opts: Partial<OtlpGrpcServerOptions> = {}, mode: SinkMode =
       if (mode === 'overloaded') return 'overloaded';
       if (mode === 'throw') throw new Error('sink broke');
       if (mode === 'hang') return new Promise<void>(() => {});
-      offers.push(spanRecordsOf(spans));
+      offers.push(spans);
       return Promise.resolve();
     },
   };
