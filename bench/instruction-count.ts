@@ -25,7 +25,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * none, both, server, client, zero-code, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
  * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
@@ -47,7 +47,12 @@ import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 const VALGRIND_SPAN_DELAY_MS = 100_000;
 
 /** What a variant instruments: one side, both, or both through `--import .../register`. */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code';
+/**
+ * `eager`: both sides with `maxBufferedPayloadChars: 0`, every buffered event digested and read
+ * as it passes (the behaviour before payloads were kept undigested): the deferred digest's gain
+ * and its garbage collector's cost, side by side in one command.
+ */
+export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'eager';
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
