@@ -75,6 +75,9 @@ describe('event ring store', () => {
     assert.equal(s2.text, undefined);
     assert.equal(store.bufferedTextChars, 0);
     assert.equal(store.keepText(s4, 'lmn'), true);
+    // Kept twice on one slot: the first text is no longer counted.
+    assert.equal(store.keepText(s4, 'op'), true);
+    assert.equal(store.bufferedTextChars, 2);
     store.release(a);
     assert.equal(store.bufferedTextChars, 0);
     // The default keeps none: every event is digested as it passes (the proxy's store).

@@ -133,6 +133,7 @@ export class EventRingStore {
    * not (empty text is never kept): the caller digests and reads it now.
    */
   keepText(slot: EventSlot, text: string): boolean {
+    if (slot.text !== undefined) this.takeText(slot);
     if (text.length === 0 || this.textChars + text.length > this.maxTextChars) return false;
     slot.text = detach(text);
     this.textChars += text.length;
