@@ -25,7 +25,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * none, both, server, client, zero-code, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
  * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
@@ -47,7 +47,12 @@ import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 const VALGRIND_SPAN_DELAY_MS = 100_000;
 
 /** What a variant instruments: one side, both, or both through `--import .../register`. */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code';
+/**
+ * `eager`: both sides with `maxBufferedPayloadChars: 0`, every buffered event digested and read
+ * as it passes (the behaviour before payloads were kept undigested): the deferred digest's gain
+ * and its garbage collector's cost, side by side in one command.
+ */
+export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'eager';
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
@@ -120,10 +125,14 @@ export const JIT_FUNCTION = /v8::internal::compiler::|Deoptimizer|TranslatedStat
  * barriers), by the names of its C++ functions and builtins. The compaction phase of a full GC
  * (live-object iteration, slot recording and pointer updating) was missed until 2026-12-03 and
  * counted with the runtime: 0.11-0.15 M per call of it fell in one 300-call window and not in the
- * other's, which moved the "without compiler and GC" figure by ~1.5 %.
+ * other's, which moved the "without compiler and GC" figure by ~1.5 %. So was a full GC's walk of
+ * code objects and bytecode ages during marking (`RelocIterator` through `VisitRelocInfo`, ~75 %
+ * of its calls, the rest the compiler's; `NeedsResetDueToFlushedBytecode`, `ShouldFlushCode`) and
+ * the scavenger's promotion test, until 2026-12-04: two uninstrumented echo runs of one command
+ * differed by 0.045 M per call outside the pattern, 0.024 M of it in these.
  */
 export const GC_FUNCTION =
-  /Scaveng|Mark(?:ing|Compact|Bit|Barrier)|Sweep|Evacuat|heap::base::|Worklist|RecordWrite|IncrementalMarking|Heap::|HeapObject::SizeFromMap|PretenuringHandler|MemoryChunk|ActiveSystemPages|PagedSpace|NewSpace|SemiSpace|LargeObjectSpace|GlobalHandles|IterateObjectCache|BodyDescriptor|RememberedSet|SlotSet|FreeList|Page::|cppgc|LiveObjectRange|RecordMigratedSlot|PointersUpdatingVisitor|StringTableCleaner|CompactionSpace/;
+  /Scaveng|Mark(?:ing|Compact|Bit|Barrier)|Sweep|Evacuat|heap::base::|Worklist|RecordWrite|IncrementalMarking|Heap::|HeapObject::SizeFromMap|PretenuringHandler|MemoryChunk|ActiveSystemPages|PagedSpace|NewSpace|SemiSpace|LargeObjectSpace|GlobalHandles|IterateObjectCache|BodyDescriptor|RememberedSet|SlotSet|FreeList|Page::|cppgc|LiveObjectRange|RecordMigratedSlot|PointersUpdatingVisitor|StringTableCleaner|CompactionSpace|RelocIterator|VisitRelocInfo|FlushedBytecode|ShouldFlushCode|ShouldBePromoted|UsedInstanceSize/;
 
 /**
  * Self instructions of V8's optimizing compiler and deoptimizer in a callgrind dump: work that
@@ -248,7 +257,8 @@ export async function benchInstructionCount(
     let plainNoJit = NaN;
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
-      if (side === 'zero-code' && app !== 'progress-store') continue;
+      // Both differ from 'both' only where events are buffered: with an event store.
+      if ((side === 'zero-code' || side === 'eager') && app !== 'progress-store') continue;
       const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);

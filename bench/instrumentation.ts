@@ -116,7 +116,7 @@ const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promi
 export async function startVariant(
   instrumented: boolean | BenchSides,
   otlpUrl: string,
-  opts: { requestSpanDelayMs?: number } = {},
+  opts: { requestSpanDelayMs?: number; maxBufferedPayloadChars?: number } = {},
   app: BenchApp = 'echo',
 ): Promise<Variant> {
   const sides: BenchSides = instrumented === true ? 'both' : instrumented === false ? 'none' : instrumented;

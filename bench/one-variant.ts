@@ -1,7 +1,8 @@
 /**
  * One variant of the instrumentation benchmark alone in a process, for instruction counting
- * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code
- * (plain and instrumented are accepted as none and both), APP=echo|progress-store, N timed calls
+ * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code|eager
+ * (plain and instrumented are accepted as none and both; eager is both with
+ * `maxBufferedPayloadChars: 0`, every buffered event digested as it passes), APP=echo|progress-store, N timed calls
  * after a fixed warm-up and a full GC. Prints RUN_OK when every call succeeded.
  *
  * zero-code: the app is built uninstrumented and the process must run under
@@ -20,9 +21,15 @@ const sink = external === undefined ? await otlpSink() : undefined;
 const delay = process.env.REQUEST_SPAN_DELAY_MS;
 const raw = process.env.VARIANT ?? 'none';
 const zeroCode = raw === 'zero-code';
-const sides = (raw === 'plain' || zeroCode ? 'none' : raw === 'instrumented' ? 'both' : raw) as BenchSides;
+const eager = raw === 'eager';
+const sides = (raw === 'plain' || zeroCode ? 'none' : raw === 'instrumented' || eager ? 'both' : raw) as BenchSides;
 const app = (process.env.APP ?? 'echo') as BenchApp;
-const v = await startVariant(sides, external ?? sink!.url, delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }, app);
+const v = await startVariant(
+  sides,
+  external ?? sink!.url,
+  { ...(delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }), ...(eager ? { maxBufferedPayloadChars: 0 } : {}) },
+  app,
+);
 await round(v, Number(process.env.WARMUP ?? 300), 4);
 
 /**

@@ -3,6 +3,7 @@ import { ATTR_SESSION_INCARNATION, ATTR_SESSION_INCARNATION_SOURCE } from '../se
 import { DEFAULT_REQUEST_SPAN_DELAY_MS } from '../common/deferred-requests.js';
 import {
   DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   EventRingStore,
 } from '../common/event-ring.js';
@@ -71,6 +72,7 @@ export class ClientCore {
     this.rings = new EventRingStore(
       intOption(this.log, 'maxBufferedEventsPerSession', options.maxBufferedEventsPerSession, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION),
       intOption(this.log, 'maxBufferedEvents', options.maxBufferedEvents, DEFAULT_MAX_BUFFERED_EVENTS),
+      intOption(this.log, 'maxBufferedPayloadChars', options.maxBufferedPayloadChars, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, 0),
     );
     this.scanner = new MessageScanner(this.maxParseChars, false);
   }

@@ -16,7 +16,7 @@ import {
   SPAN_SSE_EVENT,
 } from '../semconv.js';
 import { epochNow } from '../common/deferred-requests.js';
-import { digestHex, digestInto, EventRing } from '../common/event-ring.js';
+import { digestHex, digestInto, EventRing, type EventSlot } from '../common/event-ring.js';
 import { hashId } from '../common/id-table.js';
 import { parseEventId } from '../common/incarnation.js';
 import { payloadDigest } from '../common/session-key.js';
@@ -74,9 +74,15 @@ export class DeliveryTracker {
     slot.flag = seenBefore;
     slot.at = epochNow();
     slot.origin = ctx;
-    // Digested and read now: the text is not kept (it would outlive its chunk in the old generation).
-    digestInto(slot, ev.data);
-    const m = core.scanner.scan(ev.data);
+    // Digested and read only if a moment emits it (most slots are reused unread), while the
+    // store's text budget lasts; past it, now.
+    if (!core.rings.keepText(slot, ev.data)) this.read(slot, ev.data);
+  }
+
+  /** Digests and reads an event's payload into its slot. */
+  private read(slot: EventSlot, data: string): void {
+    digestInto(slot, data);
+    const m = this.core.scanner.scan(data);
     slot.kind = m.kind;
     slot.rpcId = m.id;
     slot.method = m.method;
@@ -97,6 +103,8 @@ export class DeliveryTracker {
     const core = this.core;
     const inc = core.incarnationAttrs(sessionId);
     core.rings.forEach(ring, (slot) => {
+      const text = core.rings.takeText(slot);
+      if (text !== undefined) this.read(slot, text);
       const parsed = parseEventId(slot.id);
       core.emitter.emit(
         SPAN_SSE_EVENT,

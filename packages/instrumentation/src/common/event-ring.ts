@@ -1,3 +1,4 @@
+import { detach } from './scan-message.js';
 import { sha256Bytes } from './session-key.js';
 
 /** Default of `maxBufferedEventsPerSession`: recent events a session keeps for a possible moment. */
@@ -5,14 +6,17 @@ export const DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION = 256;
 /** Default of `maxBufferedEvents`: event slots kept across all sessions of one instrumentation. */
 export const DEFAULT_MAX_BUFFERED_EVENTS = 65_536;
 /**
- * Former default of `maxBufferedPayloadChars`. Payload text is no longer kept (each event is
- * digested and read as it passes), so the option is accepted and ignored.
+ * Default of `maxBufferedPayloadChars`: payload text kept across all sessions of one
+ * instrumentation, undigested, until a moment needs it or its slot is reused (chars, UTF-16 code
+ * units). Past it an event is digested and read as it passes and keeps no text.
  */
 export const DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS = 8 * 1024 * 1024;
 
 /**
- * One recorded SSE event: what `forkwatch.sse.event` would carry, and nothing that keeps the
- * event's text alive (no payload, and every string detached from the frame it was cut from).
+ * One recorded SSE event: what `forkwatch.sse.event` would carry, every string detached from the
+ * frame it was cut from. Its payload is either already digested and read (`text` undefined) or
+ * kept as `text`, a copy of its own, to be digested and read only if a moment emits the slot:
+ * most slots are reused unread, and the digest and the scan were most of the per-event work.
  * Slots are reused once a ring wraps: after a ring's first `maxBufferedEventsPerSession` events,
  * recording an event allocates nothing here. Every field is present from the start (one hidden
  * class for every slot).
@@ -37,6 +41,11 @@ export class EventSlot {
   at = 0;
   /** What the emitting side needs to parent the span (a request context); opaque here. */
   origin: unknown = undefined;
+  /**
+   * The payload, not yet digested and read (see {@link EventRingStore.keepText}); digest, bytes,
+   * kind, rpcId, method and token are then unset. Undefined once read.
+   */
+  text: string | undefined = undefined;
 }
 
 /** `forkwatch.sse.payload.digest` of a slot: 16 lowercase hex chars. */
@@ -92,17 +101,53 @@ export class EventRing {
  */
 export class EventRingStore {
   private slotsInUse = 0;
+  private textChars = 0;
   /** Rings by the order in which they last grew (Map insertion order); the first goes first. */
   private readonly growth = new Map<EventRing, true>();
 
+  /**
+   * @param perSession slots per ring
+   * @param maxEvents slots across all rings
+   * @param maxTextChars payload chars kept undigested across all rings ({@link keepText}); 0 (the
+   *   default) keeps none
+   */
   constructor(
     readonly perSession: number,
     readonly maxEvents: number,
+    readonly maxTextChars = 0,
   ) {}
 
   /** Slots held across all rings (always <= maxEvents). */
   get bufferedEvents(): number {
     return this.slotsInUse;
+  }
+
+  /** Payload chars held undigested across all rings (always <= maxTextChars). */
+  get bufferedTextChars(): number {
+    return this.textChars;
+  }
+
+  /**
+   * Keeps `text` (a copy: never a view of the frame it was cut from) as the payload of `slot`,
+   * which must belong to a ring of this store, when it fits in `maxTextChars`; false when it does
+   * not (empty text is never kept): the caller digests and reads it now.
+   */
+  keepText(slot: EventSlot, text: string): boolean {
+    if (slot.text !== undefined) this.takeText(slot);
+    if (text.length === 0 || this.textChars + text.length > this.maxTextChars) return false;
+    slot.text = detach(text);
+    this.textChars += text.length;
+    return true;
+  }
+
+  /** The payload `slot` kept undigested, handed back and no longer counted; undefined when none. */
+  takeText(slot: EventSlot): string | undefined {
+    const text = slot.text;
+    if (text !== undefined) {
+      this.textChars -= text.length;
+      slot.text = undefined;
+    }
+    return text;
   }
 
   /** The slot for a new event of `ring`; the caller sets every field (a reused slot holds its last event's). */
@@ -122,6 +167,8 @@ export class EventRingStore {
     }
     const slot = slots[ring.head]!;
     ring.head = ring.head + 1 === slots.length ? 0 : ring.head + 1;
+    // Reused unread: its payload is dropped without ever being digested.
+    if (slot.text !== undefined) this.takeText(slot);
     return slot;
   }
 
@@ -136,6 +183,7 @@ export class EventRingStore {
   release(ring: EventRing): void {
     if (!this.growth.delete(ring) && ring.slots.length === 0) return;
     this.slotsInUse -= ring.slots.length;
+    if (this.textChars > 0) for (const slot of ring.slots) if (slot.text !== undefined) this.takeText(slot);
     ring.slots.length = 0;
     ring.head = 0;
   }

@@ -5,6 +5,7 @@ import { DEFAULT_REQUEST_SPAN_DELAY_MS } from '../common/deferred-requests.js';
 import { newIncarnation } from '../common/incarnation.js';
 import {
   DEFAULT_MAX_BUFFERED_EVENTS,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   EventRingStore,
 } from '../common/event-ring.js';
@@ -53,6 +54,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const store = new EventRingStore(
     intOption(logger, 'maxBufferedEventsPerSession', options.maxBufferedEventsPerSession, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION),
     intOption(logger, 'maxBufferedEvents', options.maxBufferedEvents, DEFAULT_MAX_BUFFERED_EVENTS),
+    intOption(logger, 'maxBufferedPayloadChars', options.maxBufferedPayloadChars, DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, 0),
   );
   const sse = new SseRecorder(emitters, store, maxTrackedSessions);
   const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds, sse);

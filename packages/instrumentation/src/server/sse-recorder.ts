@@ -118,14 +118,20 @@ export class SseRecorder {
     slot.flag = known !== undefined;
     slot.at = epochNow();
     slot.origin = ctx;
-    // Digested and read now: the text is not kept (it would outlive the frame in the old generation).
-    digestInto(slot, ev.data);
-    const m = this.scanner.scan(ev.data);
+    // Digested and read only if a moment emits it (most slots are reused unread), while the
+    // store's text budget lasts; past it, now.
+    if (!this.store.keepText(slot, ev.data)) this.read(slot, ev.data);
+    if (state.hot) this.flush(state);
+  }
+
+  /** Digests and reads an event's payload into its slot. */
+  private read(slot: EventSlot, data: string): void {
+    digestInto(slot, data);
+    const m = this.scanner.scan(data);
     slot.kind = m.kind;
     slot.rpcId = m.id;
     slot.method = m.method;
     slot.token = m.method === 'notifications/progress' ? m.progressToken : undefined;
-    if (state.hot) this.flush(state);
   }
 
   /**
@@ -181,6 +187,8 @@ export class SseRecorder {
   }
 
   private emitSlot(emitter: SpanEmitter, sessionId: string | undefined, inc: Attrs, slot: EventSlot): void {
+    const text = this.store.takeText(slot);
+    if (text !== undefined) this.read(slot, text);
     const digest = digestHex(slot);
     const bytes = slot.bytes;
     const ctx = slot.origin as RequestContext;

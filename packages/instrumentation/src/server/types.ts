@@ -42,9 +42,10 @@ export interface ServerInstrumentationOptions {
   /** Events kept across all sessions; past it the session whose buffer grew least recently is dropped whole. Default 65,536. */
   maxBufferedEvents?: number;
   /**
-   * Ignored (accepted so existing options still type-check): no payload text is kept, every
-   * buffered event is digested and read as it is sent.
-   * @deprecated
+   * Payload text (chars) kept across all sessions, undigested, for buffered events: an event's
+   * payload is digested and read only when a moment emits it, and dropped unread when its slot is
+   * reused or its session ends cleanly. Past the budget an event is digested and read as it
+   * passes and keeps no text. 0 keeps none. Default 8 MiB (8,388,608).
    */
   maxBufferedPayloadChars?: number;
   /**
