@@ -25,7 +25,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * none, both, server, client, zero-code, sdk-only, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
  * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
@@ -52,7 +52,12 @@ const VALGRIND_SPAN_DELAY_MS = 100_000;
  * as it passes (the behaviour before payloads were kept undigested): the deferred digest's gain
  * and its garbage collector's cost, side by side in one command.
  */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'eager';
+/**
+ * `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without forkwatch
+ * (bench/sdk-only-register.ts): zero-code over it is forkwatch's own cost on a NodeSDK app, it
+ * over none is NodeSDK's.
+ */
+export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'sdk-only' | 'eager';
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
@@ -91,8 +96,8 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
     SINK_URL: sink.url,
     REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
   };
-  if (variant === 'zero-code') {
-    nodeArgs.push('--import', '@forkwatch/instrumentation/register');
+  if (variant === 'zero-code' || variant === 'sdk-only') {
+    nodeArgs.push('--import', variant === 'zero-code' ? '@forkwatch/instrumentation/register' : new URL('./sdk-only-register.js', import.meta.url).href);
     Object.assign(env, {
       FORKWATCH_REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
       OTEL_TRACES_EXPORTER: 'otlp',
@@ -257,8 +262,9 @@ export async function benchInstructionCount(
     let plainNoJit = NaN;
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
-      // Both differ from 'both' only where events are buffered: with an event store.
-      if ((side === 'zero-code' || side === 'eager') && app !== 'progress-store') continue;
+      // With an event store only: eager differs from 'both' only where events are buffered, and
+      // zero-code and sdk-only stand for the docs' zero-code row, measured on that app.
+      if ((side === 'zero-code' || side === 'sdk-only' || side === 'eager') && app !== 'progress-store') continue;
       const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);

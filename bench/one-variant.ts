@@ -1,6 +1,6 @@
 /**
  * One variant of the instrumentation benchmark alone in a process, for instruction counting
- * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code|eager
+ * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code|sdk-only|eager
  * (plain and instrumented are accepted as none and both; eager is both with
  * `maxBufferedPayloadChars: 0`, every buffered event digested as it passes), APP=echo|progress-store, N timed calls
  * after a fixed warm-up and a full GC. Prints RUN_OK when every call succeeded.
@@ -8,6 +8,7 @@
  * zero-code: the app is built uninstrumented and the process must run under
  * `node --import @forkwatch/instrumentation/register`, which patches the MCP SDK as it loads and
  * exports through NodeSDK's OTLP/protobuf exporter to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.
+ * sdk-only: the same, under `node --import bench/sdk-only-register.js` (NodeSDK without forkwatch).
  *
  * SINK_URL: an OTLP sink of the caller's (its work is then not counted here, and spans of every
  * variant, zero-code included, are counted in one place); without it a sink runs in this process
@@ -20,9 +21,10 @@ const external = process.env.SINK_URL;
 const sink = external === undefined ? await otlpSink() : undefined;
 const delay = process.env.REQUEST_SPAN_DELAY_MS;
 const raw = process.env.VARIANT ?? 'none';
-const zeroCode = raw === 'zero-code';
+// Both run under --import: NodeSDK, which flushes on beforeExit, is in the process.
+const underSdk = raw === 'zero-code' || raw === 'sdk-only';
 const eager = raw === 'eager';
-const sides = (raw === 'plain' || zeroCode ? 'none' : raw === 'instrumented' || eager ? 'both' : raw) as BenchSides;
+const sides = (raw === 'plain' || underSdk ? 'none' : raw === 'instrumented' || eager ? 'both' : raw) as BenchSides;
 const app = (process.env.APP ?? 'echo') as BenchApp;
 const v = await startVariant(
   sides,
@@ -61,5 +63,5 @@ if (sink) {
   await sink.close();
 }
 console.log('RUN_OK');
-// Under /register the process ends on its own: its beforeExit hook flushes NodeSDK's spans.
-if (!zeroCode) process.exit(0);
+// Under --import the process ends on its own: its beforeExit hook flushes NodeSDK's spans.
+if (!underSdk) process.exit(0);

@@ -39,7 +39,8 @@ async function main(): Promise<void> {
     const { warmup, short, long, runs } = instructionRunLengths();
     console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --predictable --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
     console.log(`# minus a ${short}-call window), BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress`);
-    console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK). Spans, moments per call at the sink');
+    console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK);');
+    console.log('# sdk-only: the same NodeSDK, env and exporter without forkwatch. Spans, moments per call at the sink');
     if (runs > 1) console.log(`# ${runs} runs per variant, the variants of an app interleaved run by run`);
     const rows = await benchInstructionCount(undefined, undefined, (r) => {
       const goal = r.app === 'echo' ? '1%' : '3%';
@@ -59,6 +60,14 @@ async function main(): Promise<void> {
         const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
         console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(9)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
       }
+    }
+    // A fleet already running NodeSDK pays sdk-only's part anyway: forkwatch's own is the rest.
+    for (const z of rows.filter((r) => r.sides === 'zero-code')) {
+      const b = rows.find((r) => r.sides === 'sdk-only' && r.app === z.app && r.run === z.run);
+      if (!b) continue;
+      console.log(
+        `  zero-code over sdk-only${runs > 1 ? ` #${z.run + 1}` : ''} (forkwatch's own under NodeSDK): ${pct(z.perCall / b.perCall - 1)}, without compiler and GC ${pct(z.perCallNoJitNoGc / b.perCallNoJitNoGc - 1)}, JIT-compiled JS ${((z.jsPerCall - b.jsPerCall) / 1e6).toFixed(3)} M`,
+      );
     }
   }
 
