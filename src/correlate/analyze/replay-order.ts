@@ -21,7 +21,7 @@ export function serverReplayOrder(v: SessionView): void {
   for (let i = 0; i < sRes.length; i++) {
     const r = sRes[i]!;
     if (!is2xx(r.status) || r.inc === undefined || r.found === false || r.outcome === 'forked') continue;
-    const cursor = firstSend(server, r.inc, r.lastEventId);
+    const cursor = firstSend(v, r.inc, r.lastEventId);
     if (cursor?.seq === undefined) continue;
     const until = nextResumeOf(sRes, i);
     let d: FindingDraft | undefined;
@@ -29,7 +29,7 @@ export function serverReplayOrder(v: SessionView): void {
       if (e.timeMs < r.timeMs) continue;
       if (e.timeMs >= until) break;
       if (e.replayed !== true || e.inc !== r.inc || e.eventId === r.lastEventId) continue;
-      const first = firstSend(server, r.inc, e.eventId);
+      const first = firstSend(v, r.inc, e.eventId);
       if (first?.seq === undefined || !(first.seq < cursor.seq) || !(first.timeMs <= cursor.timeMs)) continue;
       const identity = `resume:${r.lastEventId}`;
       d ??= v.draft('replay_gap', identity);
@@ -52,10 +52,10 @@ export function serverReplayOrder(v: SessionView): void {
 }
 
 /** The one first (not replayed) send of `eventId` in `inc`; undefined when absent or ambiguous. */
-function firstSend(server: readonly EventFact[], inc: string, eventId: string): EventFact | undefined {
+function firstSend(v: SessionView, inc: string, eventId: string): EventFact | undefined {
   let found: EventFact | undefined;
-  for (const e of server) {
-    if (e.eventId !== eventId || e.inc !== inc || e.replayed === true) continue;
+  for (const e of v.serverById().get(eventId) ?? []) {
+    if (e.inc !== inc || e.replayed === true) continue;
     if (found !== undefined) return undefined;
     found = e;
   }
