@@ -33,6 +33,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfCostOf } from './callgrind-costs.js';
 import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 
@@ -164,46 +165,12 @@ export function gcInstructions(dump: string): number {
  * uninstrumented runs of progress-store), and the one the instrumentation's own JavaScript adds to.
  */
 export function jsInstructions(dump: string): number {
-  return selfCost(dump, 'ob', (name) => name === '???');
+  return selfCostOf(dump, 'ob', (name) => name === '???');
 }
 
 /** Self instructions of the functions whose names match `pattern`. */
 function selfInstructions(dump: string, pattern: RegExp): number {
-  return selfCost(dump, 'fn', (name) => pattern.test(name));
-}
-
-/**
- * Self instructions of a callgrind dump's cost lines under the objects (`ob`) or functions
- * (`fn`) whose names `match` accepts; names are compressed to `(id)` after their first mention.
- */
-function selfCost(dump: string, by: 'ob' | 'fn', match: (name: string) => boolean): number {
-  const names = new Map<string, string>();
-  const own = `${by}=`;
-  const called = `c${by}=`;
-  const spec = by === 'ob' ? /^c?ob=\((\d+)\)(?: (.*))?$/ : /^c?fn=\((\d+)\)(?: (.*))?$/;
-  let hit = false;
-  let afterCalls = false;
-  let sum = 0;
-  for (const line of dump.split('\n')) {
-    if (line.startsWith(own) || line.startsWith(called)) {
-      const m = spec.exec(line);
-      if (!m) continue;
-      if (m[2] !== undefined) names.set(m[1]!, m[2]);
-      if (line.startsWith(own)) hit = match(names.get(m[1]!) ?? '');
-      continue;
-    }
-    if (line.startsWith('calls=')) {
-      afterCalls = true;
-      continue;
-    }
-    const c = line.charCodeAt(0);
-    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 42) {
-      // The line after calls= is the call's inclusive cost, not this function's own.
-      if (afterCalls) afterCalls = false;
-      else if (hit) sum += Number(line.split(' ')[1] ?? 0);
-    }
-  }
-  return sum;
+  return selfCostOf(dump, 'fn', (name) => pattern.test(name));
 }
 
 export interface InstructionCountRow {
