@@ -12,7 +12,9 @@
  *
  * FORKWATCH_BENCH_WIRE=requests,max,stages,lag,gateway runs only those parts (default all;
  * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit);
- * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`.
+ * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`;
+ * FORKWATCH_BENCH_DETECTOR_NODE_ARGS (space-separated) adds node flags to each detector's command,
+ * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,7 +112,8 @@ const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
   const prof = process.env.FORKWATCH_BENCH_CPU_PROF;
-  return startWireDetector(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [], ['--db', join(dir, `${name}.db`), '--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', '100']);
+  const extra = (process.env.FORKWATCH_BENCH_DETECTOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return startWireDetector([...extra, ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [])], ['--db', join(dir, `${name}.db`), '--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', '100']);
 }
 
 /** Runs the wire benchmark and prints its lines. */
