@@ -63,3 +63,20 @@ export function selfCostOf(dump: string, by: 'fn' | 'ob', match: (name: string) 
   for (const [name, n] of dumpCosts(dump, by).self) if (match(name)) sum += n;
   return sum;
 }
+
+/**
+ * V8's entry points into compilation from running code (`--single-threaded`: every compile runs
+ * inside one of these runtime calls): lazy and baseline compiles, optimizing compiles and
+ * on-stack replacement, and the deoptimizer's notification. The inclusive cost of calls into them
+ * takes the compiler's helpers that no name pattern catches (the zone's `std::` containers,
+ * `memset`, `IdentityMap`, `RootIndexMap`), and leaves the deoptimizer's frame readers
+ * (`TranslatedState`) that error stack captures also use where they are called from.
+ */
+export const V8_COMPILE_ENTRY = /v8::internal::Runtime_(?:CompileOptimized|CompileLazy|CompileBaseline|InstallBaselineCode|CompileForOnStackReplacement|NotifyDeoptimized)\b/;
+
+/** Inclusive instructions of the calls into {@link V8_COMPILE_ENTRY} in a dump. */
+export function compileInclusiveInstructions(dump: string): number {
+  let sum = 0;
+  for (const [name, n] of dumpCosts(dump, 'fn').calledInclusive) if (V8_COMPILE_ENTRY.test(name)) sum += n;
+  return sum;
+}
