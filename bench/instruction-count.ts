@@ -25,7 +25,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code, sdk-only, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * none, both, server, client, zero-code, sdk-only, sdk-explicit, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
  * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
@@ -54,10 +54,16 @@ const VALGRIND_SPAN_DELAY_MS = 100_000;
  */
 /**
  * `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without forkwatch
- * (bench/sdk-only-register.ts): zero-code over it is forkwatch's own cost on a NodeSDK app, it
- * over none is NodeSDK's.
+ * (bench/sdk-only-register.ts, which exports one span at start as any exporting NodeSDK app
+ * does): zero-code over it is forkwatch's own cost on a NodeSDK app, it over none is NodeSDK's.
+ * `sdk-explicit`: the same NodeSDK with both sides instrumented explicitly (as `both`, with the
+ * global tracer provider): zero-code over it is the patching path's own cost, it over sdk-only
+ * forkwatch's work under NodeSDK's globals (context manager, W3C propagator).
  */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'sdk-only' | 'eager';
+export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'sdk-only' | 'sdk-explicit' | 'eager';
+
+/** Variants that run under NodeSDK (`--import`), measured on progress-store only. */
+const UNDER_SDK: ReadonlySet<CountedSides> = new Set(['zero-code', 'sdk-only', 'sdk-explicit']);
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
@@ -96,7 +102,7 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
     SINK_URL: sink.url,
     REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
   };
-  if (variant === 'zero-code' || variant === 'sdk-only') {
+  if (UNDER_SDK.has(variant)) {
     nodeArgs.push('--import', variant === 'zero-code' ? '@forkwatch/instrumentation/register' : new URL('./sdk-only-register.js', import.meta.url).href);
     Object.assign(env, {
       FORKWATCH_REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
@@ -263,8 +269,8 @@ export async function benchInstructionCount(
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
       // With an event store only: eager differs from 'both' only where events are buffered, and
-      // zero-code and sdk-only stand for the docs' zero-code row, measured on that app.
-      if ((side === 'zero-code' || side === 'sdk-only' || side === 'eager') && app !== 'progress-store') continue;
+      // zero-code, sdk-only and sdk-explicit stand for the docs' zero-code row, measured on that app.
+      if ((UNDER_SDK.has(side) || side === 'eager') && app !== 'progress-store') continue;
       const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);
