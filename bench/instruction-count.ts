@@ -35,6 +35,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
+import { UNDER_SDK, variantProcess, type CountedSides } from './variant-process.js';
 
 /**
  * requestSpanDelayMs under valgrind, in place of the default 1 s. Valgrind runs node ~50 times
@@ -46,24 +47,18 @@ import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
  */
 const VALGRIND_SPAN_DELAY_MS = 100_000;
 
-/** What a variant instruments: one side, both, or both through `--import .../register`. */
 /**
- * `eager`: both sides with `maxBufferedPayloadChars: 0`, every buffered event digested and read
- * as it passes (the behaviour before payloads were kept undigested): the deferred digest's gain
- * and its garbage collector's cost, side by side in one command.
+ * Variants (bench/variant-process.ts): `eager` is both sides with `maxBufferedPayloadChars: 0`,
+ * every buffered event digested and read as it passes (the behaviour before payloads were kept
+ * undigested): the deferred digest's gain and its garbage collector's cost, side by side in one
+ * command. `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without
+ * forkwatch (bench/sdk-only-register.ts, which exports one span at start as any exporting NodeSDK
+ * app does): zero-code over it is forkwatch's own cost on a NodeSDK app, it over none is
+ * NodeSDK's. `sdk-explicit`: the same NodeSDK with both sides instrumented explicitly (as `both`,
+ * with the global tracer provider): zero-code over it is the patching path's own cost, it over
+ * sdk-only forkwatch's work under NodeSDK's globals (context manager, W3C propagator).
  */
-/**
- * `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without forkwatch
- * (bench/sdk-only-register.ts, which exports one span at start as any exporting NodeSDK app
- * does): zero-code over it is forkwatch's own cost on a NodeSDK app, it over none is NodeSDK's.
- * `sdk-explicit`: the same NodeSDK with both sides instrumented explicitly (as `both`, with the
- * global tracer provider): zero-code over it is the patching path's own cost, it over sdk-only
- * forkwatch's work under NodeSDK's globals (context manager, W3C propagator).
- */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'sdk-only' | 'sdk-explicit' | 'eager';
-
-/** Variants that run under NodeSDK (`--import`), measured on progress-store only. */
-const UNDER_SDK: ReadonlySet<CountedSides> = new Set(['zero-code', 'sdk-only', 'sdk-explicit']);
+export type { CountedSides } from './variant-process.js';
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
@@ -92,28 +87,9 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
   const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
-  const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc'];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    VARIANT: variant,
-    APP: app,
-    WARMUP: String(warmup),
-    WINDOWS: `${short},${long}`,
-    SINK_URL: sink.url,
-    REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
-  };
-  if (UNDER_SDK.has(variant)) {
-    nodeArgs.push('--import', variant === 'zero-code' ? '@forkwatch/instrumentation/register' : new URL('./sdk-only-register.js', import.meta.url).href);
-    Object.assign(env, {
-      FORKWATCH_REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url,
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
-      OTEL_SERVICE_NAME: 'bench',
-    });
-  }
+  const { importArgs, env: variantEnv } = variantProcess(variant, sink.url, VALGRIND_SPAN_DELAY_MS);
+  const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc', ...importArgs];
+  const env: NodeJS.ProcessEnv = { ...process.env, ...variantEnv, APP: app, WARMUP: String(warmup), WINDOWS: `${short},${long}` };
   // The run's index in the name: INSTR_KEEP=1 keeps every run's dumps, not the last run's.
   const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}-r${run + 1}.callgrind`);
   try {

@@ -11,6 +11,7 @@ import { benchWire } from './wire.js';
 import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
+import { benchPromisesPerCall } from './promises-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
@@ -78,6 +79,25 @@ async function main(): Promise<void> {
           `  ${over} over ${base}${runs > 1 ? ` #${z.run + 1}` : ''} (${what}): ${pct(z.perCall / b.perCall - 1)}, without compiler and GC ${pct(z.perCallNoJitNoGc / b.perCallNoJitNoGc - 1)} (${((z.perCallNoJitNoGc - b.perCallNoJitNoGc) / 1e6).toFixed(3)} M), JIT-compiled JS ${((z.jsPerCall - b.jsPerCall) / 1e6).toFixed(3)} M`,
         );
       }
+    }
+  }
+
+  // Opt-in (seconds per variant): async resources per call, exact.
+  if (only.includes('promises')) {
+    console.log(`\n# Async resources created per tool call (async_hooks init counter, ${process.env.PROMISES_N ?? 500} calls after ${process.env.PROMISES_WARMUP ?? 300}; ${process.env.PROMISES_APP ?? 'progress-store'}):`);
+    console.log("# under NodeSDK's AsyncLocalStorage context manager each promise pays Node 20's promise hooks");
+    const rows = await benchPromisesPerCall((r) => {
+      const types = Object.entries(r.perCall)
+        .filter(([, v]) => v >= 0.005)
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', ');
+      console.log(`  ${r.sides.padEnd(12)} ${types}`);
+    });
+    const promises = (s: string): number | undefined => rows.find((r) => r.sides === s)?.perCall.PROMISE;
+    for (const [a, b] of [['both', 'none'], ['sdk-explicit', 'sdk-only'], ['zero-code', 'sdk-only'], ['zero-code', 'sdk-explicit']] as const) {
+      const x = promises(a);
+      const y = promises(b);
+      if (x !== undefined && y !== undefined) console.log(`  promises per call, ${a} over ${b}: ${(x - y >= 0 ? '+' : '') + (x - y).toFixed(2)}`);
     }
   }
 
