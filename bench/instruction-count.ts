@@ -25,7 +25,7 @@
  *
  * Environment: INSTR_WARMUP (calls, default 1000), INSTR_SHORT / INSTR_LONG (window calls,
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
- * none, both, server, client, zero-code, sdk-only, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
+ * none, both, server, client, zero-code, sdk-only, sdk-explicit, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
  * drift of the machine falls on all of them, and each variant's median and range is summed up).
  */
@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { selfCostOf } from './callgrind-costs.js';
 import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
+import { UNDER_SDK, variantProcess, type CountedSides } from './variant-process.js';
 
 /**
  * requestSpanDelayMs under valgrind, in place of the default 1 s. Valgrind runs node ~50 times
@@ -47,18 +48,18 @@ import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
  */
 const VALGRIND_SPAN_DELAY_MS = 100_000;
 
-/** What a variant instruments: one side, both, or both through `--import .../register`. */
 /**
- * `eager`: both sides with `maxBufferedPayloadChars: 0`, every buffered event digested and read
- * as it passes (the behaviour before payloads were kept undigested): the deferred digest's gain
- * and its garbage collector's cost, side by side in one command.
+ * Variants (bench/variant-process.ts): `eager` is both sides with `maxBufferedPayloadChars: 0`,
+ * every buffered event digested and read as it passes (the behaviour before payloads were kept
+ * undigested): the deferred digest's gain and its garbage collector's cost, side by side in one
+ * command. `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without
+ * forkwatch (bench/sdk-only-register.ts, which exports one span at start as any exporting NodeSDK
+ * app does): zero-code over it is forkwatch's own cost on a NodeSDK app, it over none is
+ * NodeSDK's. `sdk-explicit`: the same NodeSDK with both sides instrumented explicitly (as `both`,
+ * with the global tracer provider): zero-code over it is the patching path's own cost, it over
+ * sdk-only forkwatch's work under NodeSDK's globals (context manager, W3C propagator).
  */
-/**
- * `sdk-only`: zero-code's process (NodeSDK, the same OTEL_* variables and sink) without forkwatch
- * (bench/sdk-only-register.ts): zero-code over it is forkwatch's own cost on a NodeSDK app, it
- * over none is NodeSDK's.
- */
-export type CountedSides = 'none' | 'both' | 'server' | 'client' | 'zero-code' | 'sdk-only' | 'eager';
+export type { CountedSides } from './variant-process.js';
 
 interface Run {
   /** Instructions of the SHORT and the LONG window. */
@@ -87,28 +88,9 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
   const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
-  const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc'];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    VARIANT: variant,
-    APP: app,
-    WARMUP: String(warmup),
-    WINDOWS: `${short},${long}`,
-    SINK_URL: sink.url,
-    REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
-  };
-  if (variant === 'zero-code' || variant === 'sdk-only') {
-    nodeArgs.push('--import', variant === 'zero-code' ? '@forkwatch/instrumentation/register' : new URL('./sdk-only-register.js', import.meta.url).href);
-    Object.assign(env, {
-      FORKWATCH_REQUEST_SPAN_DELAY_MS: String(VALGRIND_SPAN_DELAY_MS),
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url,
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
-      OTEL_SERVICE_NAME: 'bench',
-    });
-  }
+  const { importArgs, env: variantEnv } = variantProcess(variant, sink.url, VALGRIND_SPAN_DELAY_MS);
+  const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc', ...importArgs];
+  const env: NodeJS.ProcessEnv = { ...process.env, ...variantEnv, APP: app, WARMUP: String(warmup), WINDOWS: `${short},${long}` };
   // The run's index in the name: INSTR_KEEP=1 keeps every run's dumps, not the last run's.
   const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}-r${run + 1}.callgrind`);
   try {
@@ -230,8 +212,8 @@ export async function benchInstructionCount(
     let plainNoJitNoGc = NaN;
     for (const side of sides) {
       // With an event store only: eager differs from 'both' only where events are buffered, and
-      // zero-code and sdk-only stand for the docs' zero-code row, measured on that app.
-      if ((side === 'zero-code' || side === 'sdk-only' || side === 'eager') && app !== 'progress-store') continue;
+      // zero-code, sdk-only and sdk-explicit stand for the docs' zero-code row, measured on that app.
+      if ((UNDER_SDK.has(side) || side === 'eager') && app !== 'progress-store') continue;
       const r = await count(side, app, run);
       const perCall = (r.windows[1] - r.windows[0]) / (long - short);
       const perCallNoJit = (r.windows[1] - r.jit[1] - (r.windows[0] - r.jit[0])) / (long - short);

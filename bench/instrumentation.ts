@@ -10,6 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { TracerProvider } from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -113,15 +114,23 @@ export type BenchSides = 'none' | 'both' | 'server' | 'client';
 const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
   fetch(input, init?.signal ? { ...init, signal: undefined } : init);
 
+/**
+ * Starts the app with `instrumented` sides. Each instrumented side exports through a
+ * BasicTracerProvider of its own (BatchSpanProcessor, OTLP/protobuf to `otlpUrl`), registered
+ * nowhere, unless `opts.tracerProvider` is given: then both sides use that one (the bench's
+ * `sdk-explicit`: NodeSDK's global provider, shut down by NodeSDK, not here).
+ */
 export async function startVariant(
   instrumented: boolean | BenchSides,
   otlpUrl: string,
-  opts: { requestSpanDelayMs?: number; maxBufferedPayloadChars?: number } = {},
+  opts: { requestSpanDelayMs?: number; maxBufferedPayloadChars?: number; tracerProvider?: TracerProvider } = {},
   app: BenchApp = 'echo',
 ): Promise<Variant> {
   const sides: BenchSides = instrumented === true ? 'both' : instrumented === false ? 'none' : instrumented;
   const providers: BasicTracerProvider[] = [];
-  const provider = (service: string): BasicTracerProvider => {
+  const { tracerProvider: given, ...fwOpts } = opts;
+  const provider = (service: string): TracerProvider => {
+    if (given) return given;
     const p = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': service }),
       spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl }))],
@@ -129,7 +138,7 @@ export async function startVariant(
     providers.push(p);
     return p;
   };
-  const serverFw = sides === 'both' || sides === 'server' ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...opts }) : undefined;
+  const serverFw = sides === 'both' || sides === 'server' ? createServerInstrumentation({ tracerProvider: provider('bench-server'), ...fwOpts }) : undefined;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = req.headers['mcp-session-id'];
@@ -150,7 +159,7 @@ export async function startVariant(
   // socket the client was about to reuse, and the call failed with ECONNRESET.
   http.keepAliveTimeout = 0;
   const url = await listen(http);
-  const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...opts }) : undefined;
+  const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...fwOpts }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: clientFw ? clientFw.wrapFetch(withoutSignal) : withoutSignal });
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);

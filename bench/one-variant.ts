@@ -1,6 +1,6 @@
 /**
  * One variant of the instrumentation benchmark alone in a process, for instruction counting
- * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code|sdk-only|eager
+ * (bench/instruction-count.ts runs it under valgrind): VARIANT=none|both|server|client|zero-code|sdk-only|sdk-explicit|eager
  * (plain and instrumented are accepted as none and both; eager is both with
  * `maxBufferedPayloadChars: 0`, every buffered event digested as it passes), APP=echo|progress-store, N timed calls
  * after a fixed warm-up and a full GC. Prints RUN_OK when every call succeeded.
@@ -9,11 +9,17 @@
  * `node --import @forkwatch/instrumentation/register`, which patches the MCP SDK as it loads and
  * exports through NodeSDK's OTLP/protobuf exporter to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.
  * sdk-only: the same, under `node --import bench/sdk-only-register.js` (NodeSDK without forkwatch).
+ * sdk-explicit: under that same NodeSDK, both sides instrumented explicitly as `both` does
+ * (createServerInstrumentation/createClientInstrumentation, wrapHandler, observeTransport,
+ * wrapFetch, attach) with NodeSDK's global tracer provider, propagator and context manager:
+ * zero-code over it is the patching path's own cost, it over sdk-only forkwatch's work under
+ * real globals.
  *
  * SINK_URL: an OTLP sink of the caller's (its work is then not counted here, and spans of every
  * variant, zero-code included, are counted in one place); without it a sink runs in this process
  * and its counts are printed as `SINK {json}` once the exporters have flushed.
  */
+import { trace } from '@opentelemetry/api';
 import { countedWindows } from './window-gate.js';
 import { otlpSink, round, startVariant, type BenchApp, type BenchSides } from './instrumentation.js';
 
@@ -21,15 +27,20 @@ const external = process.env.SINK_URL;
 const sink = external === undefined ? await otlpSink() : undefined;
 const delay = process.env.REQUEST_SPAN_DELAY_MS;
 const raw = process.env.VARIANT ?? 'none';
-// Both run under --import: NodeSDK, which flushes on beforeExit, is in the process.
-const underSdk = raw === 'zero-code' || raw === 'sdk-only';
+// These run under --import: NodeSDK, which flushes on beforeExit, is in the process.
+const underSdk = raw === 'zero-code' || raw === 'sdk-only' || raw === 'sdk-explicit';
 const eager = raw === 'eager';
-const sides = (raw === 'plain' || underSdk ? 'none' : raw === 'instrumented' || eager ? 'both' : raw) as BenchSides;
+const explicitUnderSdk = raw === 'sdk-explicit';
+const sides = (explicitUnderSdk ? 'both' : raw === 'plain' || underSdk ? 'none' : raw === 'instrumented' || eager ? 'both' : raw) as BenchSides;
 const app = (process.env.APP ?? 'echo') as BenchApp;
 const v = await startVariant(
   sides,
   external ?? sink!.url,
-  { ...(delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }), ...(eager ? { maxBufferedPayloadChars: 0 } : {}) },
+  {
+    ...(delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }),
+    ...(eager ? { maxBufferedPayloadChars: 0 } : {}),
+    ...(explicitUnderSdk ? { tracerProvider: trace.getTracerProvider() } : {}),
+  },
   app,
 );
 await round(v, Number(process.env.WARMUP ?? 300), 4);

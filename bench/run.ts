@@ -5,12 +5,13 @@
 import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
-import { benchInstructionCount, instructionRunLengths, summarizeInstructionRows } from './instruction-count.js';
+import { benchInstructionCount, instructionRunLengths, summarizeInstructionRows, type CountedSides } from './instruction-count.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
+import { benchPromisesPerCall } from './promises-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
     console.log(`\n# Instrumentation overhead in instructions per tool call (valgrind callgrind, node --predictable --single-threaded; after a ${warmup}-call warm-up, a ${long}-call`);
     console.log(`# minus a ${short}-call window), BatchSpanProcessor + OTLP/proto exporter to a local sink; echo: no event store; progress-store: 5 progress`);
     console.log('# notifications per call, InMemoryEventStore; zero-code: node --import @forkwatch/instrumentation/register (NodeSDK);');
-    console.log('# sdk-only: the same NodeSDK, env and exporter without forkwatch. Spans, moments per call at the sink');
+    console.log('# sdk-only: the same NodeSDK, env and exporter without forkwatch (one span exported at start); sdk-explicit: that NodeSDK');
+    console.log('# with both sides instrumented explicitly on its global provider. Spans, moments per call at the sink');
     if (runs > 1) console.log(`# ${runs} runs per variant, the variants of an app interleaved run by run`);
     const rows = await benchInstructionCount(undefined, undefined, (r) => {
       const goal = r.app === 'echo' ? '1%' : '3%';
@@ -50,7 +52,7 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(9)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(12)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
       );
     });
     if (runs > 1) {
@@ -58,16 +60,44 @@ async function main(): Promise<void> {
       const m = (x: { median: number; min: number; max: number }): string => `${(x.median / 1e6).toFixed(3)} M [${(x.min / 1e6).toFixed(3)}, ${(x.max / 1e6).toFixed(3)}] (±${pct((x.max - x.min) / 2 / x.median)})`;
       for (const s of summarizeInstructionRows(rows)) {
         const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
-        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(9)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
+        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(12)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
       }
     }
-    // A fleet already running NodeSDK pays sdk-only's part anyway: forkwatch's own is the rest.
-    for (const z of rows.filter((r) => r.sides === 'zero-code')) {
-      const b = rows.find((r) => r.sides === 'sdk-only' && r.app === z.app && r.run === z.run);
-      if (!b) continue;
-      console.log(
-        `  zero-code over sdk-only${runs > 1 ? ` #${z.run + 1}` : ''} (forkwatch's own under NodeSDK): ${pct(z.perCall / b.perCall - 1)}, without compiler and GC ${pct(z.perCallNoJitNoGc / b.perCallNoJitNoGc - 1)}, JIT-compiled JS ${((z.jsPerCall - b.jsPerCall) / 1e6).toFixed(3)} M`,
-      );
+    // A fleet already running NodeSDK pays sdk-only's part anyway: forkwatch's own is the rest,
+    // split into its work under NodeSDK's globals (sdk-explicit) and the patching path's.
+    const pairs: Array<[CountedSides, CountedSides, string]> = [
+      ['zero-code', 'sdk-only', "forkwatch's own under NodeSDK"],
+      ['sdk-explicit', 'sdk-only', "forkwatch's work under NodeSDK's globals"],
+      ['zero-code', 'sdk-explicit', 'the patching path alone'],
+      ['sdk-only', 'none', "NodeSDK's own"],
+    ];
+    for (const [over, base, what] of pairs) {
+      for (const z of rows.filter((r) => r.sides === over)) {
+        const b = rows.find((r) => r.sides === base && r.app === z.app && r.run === z.run);
+        if (!b) continue;
+        console.log(
+          `  ${over} over ${base}${runs > 1 ? ` #${z.run + 1}` : ''} (${what}): ${pct(z.perCall / b.perCall - 1)}, without compiler and GC ${pct(z.perCallNoJitNoGc / b.perCallNoJitNoGc - 1)} (${((z.perCallNoJitNoGc - b.perCallNoJitNoGc) / 1e6).toFixed(3)} M), JIT-compiled JS ${((z.jsPerCall - b.jsPerCall) / 1e6).toFixed(3)} M`,
+        );
+      }
+    }
+  }
+
+  // Opt-in (seconds per variant): async resources per call, exact.
+  if (only.includes('promises')) {
+    console.log(`\n# Async resources created per tool call (async_hooks init counter, ${process.env.PROMISES_N ?? 500} calls after ${process.env.PROMISES_WARMUP ?? 300}; ${process.env.PROMISES_APP ?? 'progress-store'}):`);
+    console.log("# under NodeSDK's AsyncLocalStorage context manager each promise pays Node 20's promise hooks");
+    const rows = await benchPromisesPerCall((r) => {
+      const types = Object.entries(r.perCall)
+        .filter(([, v]) => v >= 0.005)
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', ');
+      console.log(`  ${r.sides.padEnd(12)} ${types}`);
+    });
+    const promises = (s: string): number | undefined => rows.find((r) => r.sides === s)?.perCall.PROMISE;
+    for (const [a, b] of [['both', 'none'], ['sdk-explicit', 'sdk-only'], ['zero-code', 'sdk-only'], ['zero-code', 'sdk-explicit']] as const) {
+      const x = promises(a);
+      const y = promises(b);
+      if (x !== undefined && y !== undefined) console.log(`  promises per call, ${a} over ${b}: ${(x - y >= 0 ? '+' : '') + (x - y).toFixed(2)}`);
     }
   }
 

@@ -47,7 +47,13 @@ export class FetchExchange {
     private readonly delivery: DeliveryTracker,
   ) {}
 
-  async fetchThrough(channel: Channel, inner: FetchLike, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
+  /**
+   * One fetch through `channel`. A promise chain, not an async function: under a context manager
+   * that enables Node's promise hooks (NodeSDK's AsyncLocalStorage), each promise of the host
+   * process pays them, and an async function with an await made two per call where `then` makes one.
+   * A synchronous throw of `inner` is returned as a rejection, as the async function did.
+   */
+  fetchThrough(channel: Channel, inner: FetchLike, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
     const ctx = context.active();
     let seen: OutgoingRequest | undefined;
     let infos: JsonRpcInfo[] = NO_INFOS;
@@ -67,14 +73,22 @@ export class FetchExchange {
     } catch (err) {
       this.core.fail('request hook', err);
     }
-    const response = await inner(input, callInit);
-    if (!seen) return response;
+    let pending: Promise<Response>;
     try {
-      return this.onResponse(channel, seen, infos, response, ctx);
+      pending = Promise.resolve(inner(input, callInit));
     } catch (err) {
-      this.core.fail('response hook', err);
-      return response;
+      return Promise.reject(err);
     }
+    if (!seen) return pending;
+    const req = seen;
+    return pending.then((response) => {
+      try {
+        return this.onResponse(channel, req, infos, response, ctx);
+      } catch (err) {
+        this.core.fail('response hook', err);
+        return response;
+      }
+    });
   }
 
   private onRequests(req: OutgoingRequest, infos: JsonRpcInfo[], ctx: Context): void {
