@@ -133,14 +133,17 @@ test('naive server: exactly the forks and orphaned tokens that happened, on the 
 });
 
 test('a correlation pending at kill -9 is finished after restart', { timeout: 90_000 }, async () => {
-  // A long decision window: the spans are acknowledged, then the detector dies before deciding.
-  const d = await startDetector({ args: ['--decision-window-ms', '4000', '--tick-interval-ms', '100'] });
+  // A decision window far longer than the run: the spans are acknowledged, then the detector dies
+  // before deciding. (At 4 s, a run slowed by a loaded machine, load ~10, outlasted the window
+  // and the detector decided before the kill.) The restarted detector's short window decides the
+  // restored pending correlation at its first ticks.
+  const d = await startDetector({ args: ['--decision-window-ms', '120000', '--tick-interval-ms', '100'] });
   running.push(d);
   const service = 'e2e-naive-killed';
   await run(d.otlpUrl, service, { server: 'naive', client: 'stock', requestTimeoutMs: 1500 });
   assert.deepEqual(await findings(d, service), [], 'nothing decided yet');
   await d.kill();
-  const again = await detector(['--decision-window-ms', '4000'], d.dbPath);
+  const again = await detector(['--decision-window-ms', '1000'], d.dbPath);
   const after = await waitFor(async () => {
     const f = await findings(again, service);
     return f.some((x) => x.kind === 'dedup_loss') ? f : undefined;
