@@ -1,11 +1,11 @@
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
+import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { buildLineage } from './build-lineage.js';
 import { compactSession, isLive, unsettledRequests } from './compact-session.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
 import { newRecordResult, recordSpan } from './record-span.js';
-import { A_SESSION_KEY, A_SIDE, SpanAttributes } from './span-attributes.js';
 import type { CompactSession, SessionState } from './session-state.js';
 import { reportDecision, resolveOrphans, type DecisionSink } from './report-decision.js';
 import { decodeSavedSession, isBinaryState, takeSavedSessions, type SavedSession } from './codec/saved-session.js';
@@ -38,8 +38,6 @@ export class CorrelationEngine {
   private eventCount = 0;
   private pendingRequestCount = 0;
   private readonly scratch = newRecordResult();
-  /** The attributes of the span being ingested, read once into fixed slots. */
-  private readonly attrs = new SpanAttributes();
   /** What each session's next save is written against (delta or whole). */
   private readonly journal = new StateJournal();
   // The session of the previous span of the batch being ingested: a batch holds runs of spans of
@@ -221,11 +219,10 @@ export class CorrelationEngine {
 
   /** `touched`: keys already refreshed in this batch (same clock reading), to refresh each once. */
   private ingestOne(span: SpanRecord, now: number, touched: Set<string>): void {
-    const a = this.attrs;
-    a.read(span.name, span.attributes);
-    const side = a.v[A_SIDE];
+    const a = span.attributes;
+    const side = a[ATTR_SIDE];
     if (side !== 'client' && side !== 'server') return;
-    const rawKey = a.v[A_SESSION_KEY];
+    const rawKey = a[ATTR_SESSION_KEY];
     const stateless = typeof rawKey !== 'string' || rawKey === '';
     if (stateless && StatelessTracker.accepts(span)) this.stateless.ingest(span, side, now);
     if (stateless && !usefulWithoutSession(span)) return;
@@ -238,7 +235,7 @@ export class CorrelationEngine {
       this.runSession = s;
       this.runTouched = touched.has(key);
     }
-    const r = recordSpan(s, span, side, now, this.opts, this.scratch, a);
+    const r = recordSpan(s, span, side, now, this.opts, this.scratch);
     if (!r.kept) return;
     this.eventCount += r.eventsAdded;
     this.pendingRequestCount += r.pendingRequestsDelta;

@@ -1,5 +1,35 @@
-import type { Side, SpanRecord } from '../model/span-record.js';
+import type { AttrValue, Side, SpanRecord } from '../model/span-record.js';
 import {
+  ATTR_OBSERVER,
+  ATTR_CLIENT_DELIVERY,
+  ATTR_CLIENT_SEEN_BEFORE,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GUARDED,
+  ATTR_GUARD_FORK_KIND,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_JSONRPC_KIND,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_PROGRESS_TOKEN,
+  ATTR_REQUEST_OUTCOME,
+  ATTR_REQUEST_STREAM_CLOSED,
+  ATTR_RESUME_ANSWERED_SESSION_KEY,
+  ATTR_RESUME_LAST_EVENT_FOUND,
+  ATTR_RESUME_LAST_EVENT_ID,
+  ATTR_RESUME_OUTCOME,
+  ATTR_RESUME_PREVIOUS_INCARNATION,
+  ATTR_SESSION_CLIENT_SUPPLIED_ID,
+  ATTR_SESSION_CREATED_BY,
+  ATTR_SESSION_END_REASON,
+  ATTR_SESSION_EVENTS_EVICTED,
+  ATTR_SESSION_INCARNATION,
+  ATTR_SESSION_INCARNATION_SOURCE,
+  ATTR_SSE_EVENT_ID,
+  ATTR_SSE_EVENT_SEQ,
+  ATTR_SSE_EVENT_SEQ_SOURCE,
+  ATTR_SSE_PAYLOAD_DIGEST,
+  ATTR_SSE_REPLAYED,
+  ATTR_SSE_STREAM_ID,
   SPAN_GUARD_FORK,
   SPAN_REQUEST_RECEIVED,
   SPAN_REQUEST_SENT,
@@ -11,42 +41,28 @@ import {
 } from '@forkwatch/instrumentation/semconv';
 import type { EngineOptions } from './engine-options.js';
 import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
-import {
-  A_ANSWERED_KEY,
-  A_CLIENT_SUPPLIED_ID,
-  A_CREATED_BY,
-  A_DELIVERY,
-  A_DIGEST,
-  A_END_REASON,
-  A_EVENT_ID,
-  A_EVENTS_EVICTED,
-  A_FORK_KIND,
-  A_FOUND,
-  A_GUARDED,
-  A_INC,
-  A_INC_SOURCE,
-  A_JSONRPC_ID,
-  A_JSONRPC_KIND,
-  A_LAST_EVENT_ID,
-  A_METHOD,
-  A_OBSERVER,
-  A_PREVIOUS_INC,
-  A_PROGRESS_TOKEN,
-  A_REPLAYED,
-  A_REQUEST_OUTCOME,
-  A_RESUME_OUTCOME,
-  A_SEEN_BEFORE,
-  A_SEQ,
-  A_SEQ_SOURCE,
-  A_STATUS,
-  A_STREAM,
-  A_STREAM_CLOSED,
-  A_TOOL,
-  SpanAttributes,
-} from './span-attributes.js';
 
-/** For callers that hand recordSpan no attributes of their own. */
-const ownAttributes = new SpanAttributes();
+function str(a: Record<string, AttrValue>, k: string): string | undefined {
+  const v = a[k];
+  if (v === undefined || v === '') return undefined;
+  return typeof v === 'string' ? v : String(v);
+}
+function num(a: Record<string, AttrValue>, k: string): number | undefined {
+  const v = a[k];
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'string' && v !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+function bool(a: Record<string, AttrValue>, k: string): boolean | undefined {
+  const v = a[k];
+  if (typeof v === 'boolean') return v;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  return undefined;
+}
 
 /** What recording one span changed, for the engine's counters. Reused between calls: read it at once. */
 export interface RecordResult {
@@ -72,8 +88,7 @@ export function newRecordResult(): RecordResult {
 }
 
 /**
- * Records one span into its session's state, bounding every list. `attrs`: the span's
- * attributes already read ({@link SpanAttributes.read} of this span); read here when absent. Unknown span names and spans
+ * Records one span into its session's state, bounding every list. Unknown span names and spans
  * lacking the attributes that make them useful are ignored (kept=false), never thrown on. Hot
  * path: objects are built with one fixed shape each, without spreads (a spread of a fresh object
  * gave every fact its own hidden class: thousands of them, and kilobytes per session).
@@ -85,13 +100,8 @@ export function recordSpan(
   nowMs: number,
   opts: EngineOptions,
   res: RecordResult,
-  attrs?: SpanAttributes,
 ): RecordResult {
-  let a = attrs;
-  if (a === undefined) {
-    a = ownAttributes;
-    a.read(span.name, span.attributes);
-  }
+  const a = span.attributes;
   res.kept = true;
   res.eventsAdded = 0;
   res.requestsDropped = 0;
@@ -99,10 +109,10 @@ export function recordSpan(
   res.eventsDropped = 0;
   res.settledRequestId = undefined;
   res.request = undefined;
-  const inc = a.str(A_INC);
+  const inc = str(a, ATTR_SESSION_INCARNATION);
   if (side === 'server') {
     // The proxy's lane: while every server span of the session names the same observer.
-    const raw = a.v[A_OBSERVER];
+    const raw = a[ATTR_OBSERVER];
     const obs = typeof raw === 'string' && raw !== '' ? raw.slice(0, 64) : undefined;
     if (s.serverService === undefined) s.serverObserver = obs;
     else if (s.serverObserver !== undefined && s.serverObserver !== obs) s.serverObserver = undefined;
@@ -111,7 +121,7 @@ export function recordSpan(
   const name = span.name;
 
   if (name === SPAN_SSE_EVENT) {
-    const eventId = a.str(A_EVENT_ID);
+    const eventId = str(a, ATTR_SSE_EVENT_ID);
     if (eventId === undefined) return notKept(res);
     const ev: EventFact = {
       traceId: span.traceId,
@@ -122,17 +132,17 @@ export function recordSpan(
       ingestMs: nowMs,
       inc,
       eventId,
-      seq: a.num(A_SEQ),
-      seqSource: a.str(A_SEQ_SOURCE),
-      digest: a.str(A_DIGEST),
-      jsonrpcKind: a.str(A_JSONRPC_KIND),
-      jsonrpcId: a.str(A_JSONRPC_ID),
-      method: a.str(A_METHOD),
-      progressToken: a.str(A_PROGRESS_TOKEN),
-      stream: a.str(A_STREAM),
-      replayed: a.bool(A_REPLAYED),
-      delivery: a.str(A_DELIVERY),
-      seenBefore: a.bool(A_SEEN_BEFORE),
+      seq: num(a, ATTR_SSE_EVENT_SEQ),
+      seqSource: str(a, ATTR_SSE_EVENT_SEQ_SOURCE),
+      digest: str(a, ATTR_SSE_PAYLOAD_DIGEST),
+      jsonrpcKind: str(a, ATTR_JSONRPC_KIND),
+      jsonrpcId: str(a, ATTR_JSONRPC_REQUEST_ID),
+      method: str(a, ATTR_MCP_METHOD_NAME),
+      progressToken: str(a, ATTR_PROGRESS_TOKEN),
+      stream: str(a, ATTR_SSE_STREAM_ID),
+      replayed: bool(a, ATTR_SSE_REPLAYED),
+      delivery: str(a, ATTR_CLIENT_DELIVERY),
+      seenBefore: bool(a, ATTR_CLIENT_SEEN_BEFORE),
     };
     addEvent(s, ev, opts, res);
     return res;
@@ -150,10 +160,10 @@ export function recordSpan(
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         inc,
-        source: a.str(A_INC_SOURCE),
-        createdBy: a.str(A_CREATED_BY) ?? 'unknown',
-        clientSuppliedId: a.bool(A_CLIENT_SUPPLIED_ID),
-        lastEventId: a.str(A_LAST_EVENT_ID),
+        source: str(a, ATTR_SESSION_INCARNATION_SOURCE),
+        createdBy: str(a, ATTR_SESSION_CREATED_BY) ?? 'unknown',
+        clientSuppliedId: bool(a, ATTR_SESSION_CLIENT_SUPPLIED_ID),
+        lastEventId: str(a, ATTR_RESUME_LAST_EVENT_ID),
       });
       trimIncarnations(s, opts);
       return res;
@@ -169,17 +179,17 @@ export function recordSpan(
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         inc,
-        reason: a.str(A_END_REASON) ?? 'unknown',
-        eventsEvicted: a.num(A_EVENTS_EVICTED),
+        reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown',
+        eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED),
       });
       if (s.ended.length > opts.maxIncarnationsPerSession) s.ended.shift();
       return res;
     }
     case SPAN_RESUME: {
-      const lastEventId = a.str(A_LAST_EVENT_ID);
+      const lastEventId = str(a, ATTR_RESUME_LAST_EVENT_ID);
       if (lastEventId === undefined) return notKept(res);
       if (s.resumes.some((x) => x.spanId === ref.spanId && x.traceId === ref.traceId)) return res;
-      const ak = a.str(A_ANSWERED_KEY);
+      const ak = str(a, ATTR_RESUME_ANSWERED_SESSION_KEY);
       s.resumes.push({
         traceId: ref.traceId,
         spanId: ref.spanId,
@@ -188,13 +198,13 @@ export function recordSpan(
         timeMs: ref.timeMs,
         ingestMs: nowMs,
         lastEventId,
-        status: a.num(A_STATUS),
+        status: num(a, ATTR_HTTP_RESPONSE_STATUS_CODE),
         inc,
-        previousInc: a.str(A_PREVIOUS_INC),
+        previousInc: str(a, ATTR_RESUME_PREVIOUS_INCARNATION),
         answeredKey: ak !== undefined && ak !== s.key ? ak : undefined,
-        found: a.bool(A_FOUND),
-        outcome: a.str(A_RESUME_OUTCOME),
-        guarded: a.bool(A_GUARDED),
+        found: bool(a, ATTR_RESUME_LAST_EVENT_FOUND),
+        outcome: str(a, ATTR_RESUME_OUTCOME),
+        guarded: bool(a, ATTR_GUARDED),
         counted: undefined,
       });
       if (s.resumes.length > opts.maxResumesPerSession) s.resumes.shift();
@@ -203,7 +213,7 @@ export function recordSpan(
     case SPAN_REQUEST_SENT:
     case SPAN_REQUEST_RECEIVED:
     case SPAN_REQUEST_SETTLED: {
-      const requestId = a.str(A_JSONRPC_ID);
+      const requestId = str(a, ATTR_JSONRPC_REQUEST_ID);
       if (requestId === undefined) return notKept(res);
       let r = s.requests.get(requestId);
       res.requestAdded = r === undefined;
@@ -219,13 +229,13 @@ export function recordSpan(
         }
       }
       res.request = r;
-      r.method ??= a.str(A_METHOD);
-      r.tool ??= a.str(A_TOOL);
-      r.progressToken ??= a.str(A_PROGRESS_TOKEN);
+      r.method ??= str(a, ATTR_MCP_METHOD_NAME);
+      r.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
+      r.progressToken ??= str(a, ATTR_PROGRESS_TOKEN);
       if (name === SPAN_REQUEST_SENT) {
         r.sent = ref;
         r.sentInc = inc;
-        r.sentGuarded = a.bool(A_GUARDED) === true ? true : undefined;
+        r.sentGuarded = bool(a, ATTR_GUARDED) === true ? true : undefined;
         r.inc ??= inc;
       } else if (name === SPAN_REQUEST_RECEIVED) {
         r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
@@ -233,13 +243,13 @@ export function recordSpan(
       } else {
         // A proxy's settle (server side: what it saw of the client's cancel) never displaces the
         // client's own, which says how the app stopped waiting; its broken-stream evidence stays.
-        const streamClosed = a.bool(A_STREAM_CLOSED) === true || r.settled?.streamClosed === true;
+        const streamClosed = bool(a, ATTR_REQUEST_STREAM_CLOSED) === true || r.settled?.streamClosed === true;
         if (side === 'server' && r.settled?.side === 'client') {
           if (streamClosed) r.settled.streamClosed = true;
           return res;
         }
         if (r.settled === undefined) res.pendingRequestsDelta--;
-        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: a.str(A_REQUEST_OUTCOME) };
+        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
         if (streamClosed) r.settled.streamClosed = true;
         res.settledRequestId = requestId;
       }
@@ -253,7 +263,7 @@ export function recordSpan(
         name,
         timeMs: ref.timeMs,
         ingestMs: nowMs,
-        forkKind: a.str(A_FORK_KIND) ?? 'unknown',
+        forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown',
         inc,
       });
       if (s.guardForks.length > opts.maxResumesPerSession) s.guardForks.shift();
