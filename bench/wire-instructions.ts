@@ -14,7 +14,9 @@
  * the names of their C++ functions in cachegrind's output (bench/instruction-count.ts).
  *
  * Environment: FORKWATCH_BENCH_WIRE_INSTR_PASSES (default `2,4`), FORKWATCH_BENCH_WIRE_INSTR_RATIOS
- * (forkwatch share of the spans, default `1`; `0.2` runs five times the spans). Needs valgrind;
+ * (forkwatch share of the spans, default `1`; `0.2` runs five times the spans),
+ * FORKWATCH_BENCH_WIRE_INSTR_KEEP=DIR (keep each run's cachegrind output there as
+ * `cg-RATIO-PASSES.out`, for `cg_diff` and `cg_annotate` per function). Needs valgrind;
  * about 4 minutes per run on a quiet core at the defaults.
  */
 import { spawnSync } from 'node:child_process';
@@ -68,7 +70,8 @@ export function benchWireInstructions(print: (line: string) => void): void {
   }
   const [short, long] = (process.env.FORKWATCH_BENCH_WIRE_INSTR_PASSES ?? '2,4').split(',').map(Number) as [number, number];
   const ratios = (process.env.FORKWATCH_BENCH_WIRE_INSTR_RATIOS ?? '1').split(',').map(Number);
-  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-wire-instr-'));
+  const keep = process.env.FORKWATCH_BENCH_WIRE_INSTR_KEEP;
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'forkwatch-wire-instr-'));
   try {
     for (const ratio of ratios) {
       const a = countRun(ratio, short, dir);
@@ -84,6 +87,6 @@ export function benchWireInstructions(print: (line: string) => void): void {
       );
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }

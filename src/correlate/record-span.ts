@@ -147,17 +147,21 @@ export function recordSpan(
     addEvent(s, ev, opts, res);
     return res;
   }
-  const ref: SpanFact = { traceId: span.traceId, spanId: span.spanId, side, name, timeMs: span.startMs, ingestMs: nowMs };
+  // The span's own fields, not a SpanFact made for every span: only a request's send keeps one
+  // as it is, the other facts are literals of their own shape.
+  const traceId = span.traceId;
+  const spanId = span.spanId;
+  const timeMs = span.startMs;
   switch (name) {
     case SPAN_SESSION_CREATED: {
       if (inc === undefined) return notKept(res);
-      if (s.created.some((x) => x.spanId === ref.spanId)) return res;
+      if (hasSpan(s.created, spanId)) return res;
       s.created.push({
-        traceId: ref.traceId,
-        spanId: ref.spanId,
+        traceId,
+        spanId,
         side,
         name,
-        timeMs: ref.timeMs,
+        timeMs,
         ingestMs: nowMs,
         inc,
         source: str(a, ATTR_SESSION_INCARNATION_SOURCE),
@@ -170,13 +174,13 @@ export function recordSpan(
     }
     case SPAN_SESSION_ENDED: {
       if (inc === undefined) return notKept(res);
-      if (s.ended.some((x) => x.spanId === ref.spanId)) return res;
+      if (hasSpan(s.ended, spanId)) return res;
       s.ended.push({
-        traceId: ref.traceId,
-        spanId: ref.spanId,
+        traceId,
+        spanId,
         side,
         name,
-        timeMs: ref.timeMs,
+        timeMs,
         ingestMs: nowMs,
         inc,
         reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown',
@@ -188,14 +192,14 @@ export function recordSpan(
     case SPAN_RESUME: {
       const lastEventId = str(a, ATTR_RESUME_LAST_EVENT_ID);
       if (lastEventId === undefined) return notKept(res);
-      if (s.resumes.some((x) => x.spanId === ref.spanId && x.traceId === ref.traceId)) return res;
+      if (hasSpan(s.resumes, spanId, traceId)) return res;
       const ak = str(a, ATTR_RESUME_ANSWERED_SESSION_KEY);
       s.resumes.push({
-        traceId: ref.traceId,
-        spanId: ref.spanId,
+        traceId,
+        spanId,
         side,
         name,
-        timeMs: ref.timeMs,
+        timeMs,
         ingestMs: nowMs,
         lastEventId,
         status: num(a, ATTR_HTTP_RESPONSE_STATUS_CODE),
@@ -233,12 +237,12 @@ export function recordSpan(
       r.tool ??= str(a, ATTR_GEN_AI_TOOL_NAME);
       r.progressToken ??= str(a, ATTR_PROGRESS_TOKEN);
       if (name === SPAN_REQUEST_SENT) {
-        r.sent = ref;
+        r.sent = { traceId, spanId, side, name, timeMs, ingestMs: nowMs };
         r.sentInc = inc;
         r.sentGuarded = bool(a, ATTR_GUARDED) === true ? true : undefined;
         r.inc ??= inc;
       } else if (name === SPAN_REQUEST_RECEIVED) {
-        r.received = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, inc };
+        r.received = { traceId, spanId, side, name, timeMs, ingestMs: nowMs, inc };
         r.inc ??= inc;
       } else {
         // A proxy's settle (server side: what it saw of the client's cancel) never displaces the
@@ -249,7 +253,7 @@ export function recordSpan(
           return res;
         }
         if (r.settled === undefined) res.pendingRequestsDelta--;
-        r.settled = { traceId: ref.traceId, spanId: ref.spanId, side, name, timeMs: ref.timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
+        r.settled = { traceId, spanId, side, name, timeMs, ingestMs: nowMs, outcome: str(a, ATTR_REQUEST_OUTCOME) };
         if (streamClosed) r.settled.streamClosed = true;
         res.settledRequestId = requestId;
       }
@@ -257,11 +261,11 @@ export function recordSpan(
     }
     case SPAN_GUARD_FORK: {
       s.guardForks.push({
-        traceId: ref.traceId,
-        spanId: ref.spanId,
+        traceId,
+        spanId,
         side,
         name,
-        timeMs: ref.timeMs,
+        timeMs,
         ingestMs: nowMs,
         forkKind: str(a, ATTR_GUARD_FORK_KIND) ?? 'unknown',
         inc,
@@ -288,6 +292,19 @@ function newRequestFact(requestId: string): RequestFact {
     received: undefined,
     settled: undefined,
   };
+}
+
+/**
+ * Whether `facts` already holds the span `spanId` (of trace `traceId` when given): a retried
+ * export delivers a span again. A loop rather than `some` with a closure over the ids, which
+ * allocated a context and a function per span.
+ */
+function hasSpan(facts: readonly SpanFact[], spanId: string, traceId?: string): boolean {
+  for (let i = 0; i < facts.length; i++) {
+    const x = facts[i]!;
+    if (x.spanId === spanId && (traceId === undefined || x.traceId === traceId)) return true;
+  }
+  return false;
 }
 
 function notKept(res: RecordResult): RecordResult {

@@ -11,6 +11,7 @@ export const SCHEMA_ATTRIBUTE_KEYS: readonly string[] = Object.entries(semconv)
   .map(([, v]) => v as string);
 
 const INDEX = new Map(SCHEMA_ATTRIBUTE_KEYS.map((k, i) => [k, i]));
+const SIDE = SCHEMA_ATTRIBUTE_KEYS.indexOf(semconv.ATTR_SIDE);
 
 /** The index of `key` in {@link SCHEMA_ATTRIBUTE_KEYS}, or -1. */
 export function schemaKeyIndex(key: string): number {
@@ -55,10 +56,16 @@ export class AttributeShapes {
   private node = 0;
   /** Key indexes already in the current span (bit k % 32 of word k >> 5). */
   private readonly present = new Int32Array((K + 31) >>> 5);
+  /**
+   * The current span's `forkwatch.side` as its record will hold it (the last one added), for the
+   * decoder's check: read back from the record, it was a megamorphic keyed load per span.
+   */
+  side: AttrValue | undefined = undefined;
 
   begin(): void {
     this.n = 0;
     this.node = 0;
+    this.side = undefined;
     const p = this.present;
     for (let i = 0; i < p.length; i++) p[i] = 0;
   }
@@ -68,6 +75,7 @@ export class AttributeShapes {
     this.keys[this.n] = key;
     this.values[this.n] = value;
     this.n++;
+    if (index === SIDE) this.side = value;
     const at = this.node;
     if (at < 0) return;
     if (index < 0) {

@@ -1,5 +1,4 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
-import { ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
 import { summarizeRejects } from './decode-result.js';
 import type { DecodeResult, RejectReason } from './decode-result.js';
 
@@ -16,9 +15,11 @@ export class DecodeAccumulator {
     this.reasons[reason] = (this.reasons[reason] ?? 0) + 1;
   }
 
-  /** Accepts `span` unless its `forkwatch.side` is not client/server (ids are checked by the caller). */
-  offer(span: SpanRecord): void {
-    const side = span.attributes[ATTR_SIDE];
+  /**
+   * Accepts `span` unless `side`, its `forkwatch.side` (`span.attributes[ATTR_SIDE]`, which the
+   * decoder knows as it builds the record), is not client/server. Ids are checked by the caller.
+   */
+  offer(span: SpanRecord, side: AttrValue | undefined): void {
     if (side !== 'client' && side !== 'server') {
       this.reject('invalid_side');
       return;

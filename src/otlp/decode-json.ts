@@ -1,6 +1,6 @@
 import type { AttrValue, SpanRecord } from '../model/span-record.js';
 import { createError } from '../errors.js';
-import { SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
+import { ATTR_SIDE, SPAN_NAME_PREFIX } from '@forkwatch/instrumentation/semconv';
 import { DecodeAccumulator, setAttribute } from './decode-accumulator.js';
 import { resolveDecodeLimits } from './decode-limits.js';
 import type { DecodeLimits } from './decode-limits.js';
@@ -141,7 +141,7 @@ class JsonWalker {
       service,
       attributes,
     };
-    acc.offer(rec);
+    acc.offer(rec, rec.attributes[ATTR_SIDE]);
   }
 
   /** Lowercase hex of an id given as hex or base64; undefined when it is not `bytes` long. */

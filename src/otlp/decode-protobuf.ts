@@ -249,6 +249,7 @@ class WireDecoder extends AnyValueReader {
     else if (parE !== parS) return acc.reject('invalid_parent_span_id');
 
     let attributes: Record<string, AttrValue>;
+    let side: AttrValue | undefined;
     if (attrFirst < 0) attributes = {};
     else {
       // Too deep a value rejects this span only: the body is valid protobuf (the OTLP answer is partial success).
@@ -257,6 +258,7 @@ class WireDecoder extends AnyValueReader {
         SHAPES.begin();
         this.attributes(attrFirst, end);
         attributes = SHAPES.build();
+        side = SHAPES.side;
       } catch (err) {
         if (err instanceof AttributeTooDeep) return acc.reject('attribute_too_deep');
         throw err;
@@ -274,7 +276,7 @@ class WireDecoder extends AnyValueReader {
       service,
       attributes,
     };
-    acc.offer(rec);
+    acc.offer(rec, side);
   }
 
   /** Adds the span's attributes to SHAPES, in wire order. */

@@ -7,7 +7,7 @@ import { type Cursor, readFact, writeFact } from './span-fact-record.js';
 
 // Events are the bulk of a state: each field is a 2-bit code against the previous event (format.ts).
 export function writeEvent(w: ByteWriter, e: EventFact, p: EventFact | undefined, cur: Cursor): void {
-  writeFact(w, e, 0, cur);
+  writeFact(w, e.side, e.traceId, e.spanId, e.timeMs, e.ingestMs, 0, cur);
   const at = w.reserveU32();
   let codes = 0;
   codes |= strField(w, e.inc, p?.inc) << (2 * EV_INC);

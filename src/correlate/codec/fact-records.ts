@@ -13,7 +13,7 @@ import { type Cursor, readFact, spanFact, writeFact } from './span-fact-record.j
 // Resume, request, baseline and count records of format 3: each write next to its read, so a
 // round trip is reviewed in one place.
 export function writeResume(w: ByteWriter, r: ResumeFact, cur: Cursor): void {
-  writeFact(w, r, 0, cur);
+  writeFact(w, r.side, r.traceId, r.spanId, r.timeMs, r.ingestMs, 0, cur);
   let bits = 0;
   if (r.status !== undefined) bits |= RS_STATUS;
   if (r.inc !== undefined) bits |= RS_INC;
@@ -71,14 +71,15 @@ export function writeRequest(w: ByteWriter, r: RequestFact, cur: Cursor): void {
   if (r.progressToken !== undefined) w.str(r.progressToken);
   if (r.inc !== undefined) w.str(r.inc);
   if (r.sentInc !== undefined) w.str(r.sentInc);
-  if (r.sent !== undefined) writeFact(w, r.sent, r.sentGuarded === true ? 1 : 0, cur);
-  if (r.received !== undefined) {
-    writeFact(w, r.received, r.received.inc !== undefined ? 1 : 0, cur);
-    if (r.received.inc !== undefined) w.str(r.received.inc);
+  const { sent, received, settled } = r;
+  if (sent !== undefined) writeFact(w, sent.side, sent.traceId, sent.spanId, sent.timeMs, sent.ingestMs, r.sentGuarded === true ? 1 : 0, cur);
+  if (received !== undefined) {
+    writeFact(w, received.side, received.traceId, received.spanId, received.timeMs, received.ingestMs, received.inc !== undefined ? 1 : 0, cur);
+    if (received.inc !== undefined) w.str(received.inc);
   }
-  if (r.settled !== undefined) {
-    writeFact(w, r.settled, (r.settled.outcome !== undefined ? 1 : 0) | (r.settled.streamClosed === true ? 2 : 0), cur);
-    if (r.settled.outcome !== undefined) w.str(r.settled.outcome);
+  if (settled !== undefined) {
+    writeFact(w, settled.side, settled.traceId, settled.spanId, settled.timeMs, settled.ingestMs, (settled.outcome !== undefined ? 1 : 0) | (settled.streamClosed === true ? 2 : 0), cur);
+    if (settled.outcome !== undefined) w.str(settled.outcome);
   }
 }
 

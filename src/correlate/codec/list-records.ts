@@ -49,7 +49,7 @@ export function writeCreatedList(w: ByteWriter, list: CreatedFact[], cur: Cursor
   w.varuint(list.length);
   for (const c of list) {
     const bits = (c.source !== undefined ? 1 : 0) | (c.clientSuppliedId !== undefined ? 2 : 0) | (c.clientSuppliedId === true ? 4 : 0) | (c.lastEventId !== undefined ? 8 : 0);
-    writeFact(w, c, bits, cur);
+    writeFact(w, c.side, c.traceId, c.spanId, c.timeMs, c.ingestMs, bits, cur);
     w.str(c.inc);
     w.str(c.createdBy);
     if (c.source !== undefined) w.str(c.source);
@@ -84,7 +84,7 @@ export function readCreatedList(r: ByteReader, cur: Cursor): CreatedFact[] {
 export function writeEndedList(w: ByteWriter, list: EndedFact[], cur: Cursor): void {
   w.varuint(list.length);
   for (const e of list) {
-    writeFact(w, e, e.eventsEvicted !== undefined ? 1 : 0, cur);
+    writeFact(w, e.side, e.traceId, e.spanId, e.timeMs, e.ingestMs, e.eventsEvicted !== undefined ? 1 : 0, cur);
     w.str(e.inc);
     w.str(e.reason);
     if (e.eventsEvicted !== undefined) w.num(e.eventsEvicted);
@@ -126,7 +126,7 @@ export function readResumeList(r: ByteReader, cur: Cursor): ResumeFact[] {
 export function writeGuardForkList(w: ByteWriter, list: GuardForkFact[], cur: Cursor): void {
   w.varuint(list.length);
   for (const g of list) {
-    writeFact(w, g, g.inc !== undefined ? 1 : 0, cur);
+    writeFact(w, g.side, g.traceId, g.spanId, g.timeMs, g.ingestMs, g.inc !== undefined ? 1 : 0, cur);
     w.str(g.forkKind);
     if (g.inc !== undefined) w.str(g.inc);
   }
