@@ -56,11 +56,13 @@ async function main(): Promise<void> {
       );
     });
     if (runs > 1) {
-      console.log(`# Median [lowest, highest] of the ${runs} runs per variant; overhead = median / the uninstrumented median - 1`);
+      console.log(`# Median [lowest, highest] of the ${runs} runs per variant; overhead = median / the uninstrumented median - 1; [90 % bootstrap interval of it] (bench/resample.ts)`);
       const m = (x: { median: number; min: number; max: number }): string => `${(x.median / 1e6).toFixed(3)} M [${(x.min / 1e6).toFixed(3)}, ${(x.max / 1e6).toFixed(3)}] (±${pct((x.max - x.min) / 2 / x.median)})`;
       for (const s of summarizeInstructionRows(rows)) {
         const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
-        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(12)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
+        const iv = s.overheadNoJitNoGcInterval;
+        const interval = iv ? ` [90 % interval ${pct(iv.lo)}, ${pct(iv.hi)}]` : '';
+        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(12)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)}${interval} | JIT-compiled JS ${m(s.jsPerCall)}`);
       }
     }
     // A fleet already running NodeSDK pays sdk-only's part anyway: forkwatch's own is the rest,
