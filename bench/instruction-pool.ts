@@ -34,6 +34,7 @@ const FIGURES: ReadonlyArray<[keyof WindowFigures, string]> = [
   ['noJitNoGc', 'without compiler and GC (the bench\'s figure)'],
   ['noCompileNoGc', 'without compilation (inclusive) and GC'],
   ['total', 'in total'],
+  ['gc', "V8's GC"],
   ['js', 'JIT-compiled JavaScript'],
 ];
 
