@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { selfCostOf } from './callgrind-costs.js';
 import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
+import { ratioOfMediansInterval } from './resample.js';
 import { UNDER_SDK, variantProcess, type CountedSides } from './variant-process.js';
 
 /**
@@ -270,6 +271,11 @@ export interface InstructionCountSummary {
   overhead: number;
   /** The same for perCallNoJitNoGc, the figure that stays put between runs. */
   overheadNoJitNoGc: number;
+  /**
+   * Bootstrap 90 % interval of overheadNoJitNoGc (each variant's runs resampled on their own;
+   * see bench/resample.ts); undefined with fewer than two runs of either variant.
+   */
+  overheadNoJitNoGcInterval?: { lo: number; hi: number };
 }
 
 const spread = (xs: number[]): RunSpread => {
@@ -294,6 +300,17 @@ export function summarizeInstructionRows(rows: InstructionCountRow[]): Instructi
     const perCallNoJitNoGc = spread(g.map((r) => r.perCallNoJitNoGc));
     const plainPerCall = plain.length ? spread(plain.map((r) => r.perCall)).median : NaN;
     const plainNoJitNoGc = plain.length ? spread(plain.map((r) => r.perCallNoJitNoGc)).median : NaN;
-    return { app, sides, runs: g.length, perCall, perCallNoJitNoGc, jsPerCall: spread(g.map((r) => r.jsPerCall)), overhead: perCall.median / plainPerCall - 1, overheadNoJitNoGc: perCallNoJitNoGc.median / plainNoJitNoGc - 1 };
+    const interval = sides !== 'none' && plain.length > 1 && g.length > 1 ? ratioOfMediansInterval(plain.map((r) => r.perCallNoJitNoGc), g.map((r) => r.perCallNoJitNoGc)) : undefined;
+    return {
+      app,
+      sides,
+      runs: g.length,
+      perCall,
+      perCallNoJitNoGc,
+      jsPerCall: spread(g.map((r) => r.jsPerCall)),
+      overhead: perCall.median / plainPerCall - 1,
+      overheadNoJitNoGc: perCallNoJitNoGc.median / plainNoJitNoGc - 1,
+      ...(interval ? { overheadNoJitNoGcInterval: interval } : {}),
+    };
   });
 }

@@ -14,9 +14,7 @@
  * 2026-12-04: +3.6 M compiler instructions per call, and +0.1 M in `std::` trees, `memset` and
  * maps outside the pattern), which this figure leaves out and the pattern's does not.
  */
-import { readFileSync } from 'node:fs';
-import { compileInclusiveInstructions } from './callgrind-costs.js';
-import { gcInstructions, jitInstructions, jsInstructions } from './instruction-count.js';
+import { windowFigures, type WindowFigures } from './window-figures.js';
 
 const [shortArg, longArg, ...files] = process.argv.slice(2);
 const calls = Number(longArg) - Number(shortArg);
@@ -25,44 +23,11 @@ if (!(calls > 0) || files.length < 2 || files.length % 2 !== 0) {
   process.exit(2);
 }
 
-interface PerCall {
-  total: number;
-  noJit: number;
-  noJitNoGc: number;
-  gc: number;
-  /** JIT-compiled JavaScript's own instructions ({@link jsInstructions}). */
-  js: number;
-  /** Without compilation (inclusive, from V8's compile entry points) and without the GC. */
-  noCompileNoGc: number;
-}
-
-interface Window {
-  total: number;
-  jit: number;
-  gc: number;
-  js: number;
-  compile: number;
-}
-
-function perCall(shortDump: string, longDump: string): PerCall {
-  const [s, l] = [shortDump, longDump].map((f) => {
-    const text = readFileSync(f, 'utf8');
-    const m = /^totals:\s+(\d+)/m.exec(text);
-    if (!m) throw new Error(`no totals in ${f}`);
-    return { total: Number(m[1]), jit: jitInstructions(text), gc: gcInstructions(text), js: jsInstructions(text), compile: compileInclusiveInstructions(text) };
-  }) as Array<{ total: number; jit: number; gc: number; js: number; compile: number }> as [Window, Window];
-  const total = (l.total - s.total) / calls;
-  const noJit = (l.total - l.jit - (s.total - s.jit)) / calls;
-  const gc = (l.gc - s.gc) / calls;
-  const noCompileNoGc = (l.total - l.compile - l.gc - (s.total - s.compile - s.gc)) / calls;
-  return { total, noJit, noJitNoGc: noJit - gc, gc, js: (l.js - s.js) / calls, noCompileNoGc };
-}
-
 const m = (n: number): string => (n / 1e6).toFixed(3);
 const pct = (a: number, b: number): string => `${a / b - 1 >= 0 ? '+' : ''}${((a / b - 1) * 100).toFixed(1)} %`;
-let base: PerCall | undefined;
+let base: WindowFigures | undefined;
 for (let i = 0; i < files.length; i += 2) {
-  const r = perCall(files[i]!, files[i + 1]!);
+  const r = windowFigures(files[i]!, files[i + 1]!, calls);
   base ??= r;
   const vs = r === base ? '' : ` | over the first: ${pct(r.total, base.total)}, ${pct(r.noJit, base.noJit)}, ${pct(r.noJitNoGc, base.noJitNoGc)}, ${pct(r.noCompileNoGc, base.noCompileNoGc)}; JIT-compiled JavaScript ${r.js - base.js >= 0 ? '+' : ''}${m(r.js - base.js)} M`;
   console.log(`${files[i]}: ${m(r.total)} M/call, without compiler ${m(r.noJit)} M, without compiler and GC ${m(r.noJitNoGc)} M, without compilation (inclusive) and GC ${m(r.noCompileNoGc)} M, GC ${m(r.gc)} M, JIT-compiled JavaScript ${m(r.js)} M${vs}`);

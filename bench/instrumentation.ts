@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { createServerInstrumentation } from '../packages/instrumentation/src/server/index.js';
 import { createClientInstrumentation } from '../packages/instrumentation/src/client/index.js';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
+import { quantile, seededRandom } from './resample.js';
 
 interface Variant {
   name: string;
@@ -234,26 +235,13 @@ export interface InstrumentationBenchResult {
 /** Calls run untimed before each timed round, so a round starts with its own variant's code and sockets hot. */
 const ROUND_WARMUP_CALLS = 20;
 
-const quantile = (sorted: number[], q: number): number => {
-  const i = (sorted.length - 1) * q;
-  const lo = Math.floor(i);
-  return sorted[lo]! + (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!) * (i - lo);
-};
-
 /**
  * Median, quartiles and a percentile-bootstrap 90 % interval of the median. The resampling uses a
  * fixed-seed generator so the same pairs always give the same interval.
  */
 export function spread(values: number[], resamples = 10_000): Spread {
   const sorted = [...values].sort((x, y) => x - y);
-  let seed = 0x9e3779b9;
-  const rand = (): number => {
-    // xorshift32: deterministic, and plenty for picking indices.
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 0x100000000;
-  };
+  const rand = seededRandom();
   const medians = new Float64Array(resamples);
   const sample = new Array<number>(values.length);
   for (let r = 0; r < resamples; r++) {

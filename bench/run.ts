@@ -12,6 +12,7 @@ import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
+import { benchGcPerCall, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
@@ -56,11 +57,13 @@ async function main(): Promise<void> {
       );
     });
     if (runs > 1) {
-      console.log(`# Median [lowest, highest] of the ${runs} runs per variant; overhead = median / the uninstrumented median - 1`);
+      console.log(`# Median [lowest, highest] of the ${runs} runs per variant; overhead = median / the uninstrumented median - 1; [90 % bootstrap interval of it] (bench/resample.ts)`);
       const m = (x: { median: number; min: number; max: number }): string => `${(x.median / 1e6).toFixed(3)} M [${(x.min / 1e6).toFixed(3)}, ${(x.max / 1e6).toFixed(3)}] (±${pct((x.max - x.min) / 2 / x.median)})`;
       for (const s of summarizeInstructionRows(rows)) {
         const over = (o: number): string => (s.sides === 'none' ? '' : ` ${pct(o)}`);
-        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(12)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)} | JIT-compiled JS ${m(s.jsPerCall)}`);
+        const iv = s.overheadNoJitNoGcInterval;
+        const interval = iv ? ` [90 % interval ${pct(iv.lo)}, ${pct(iv.hi)}]` : '';
+        console.log(`  ${s.app.padEnd(15)} ${s.sides.padEnd(12)} ${m(s.perCall)}${over(s.overhead)} | without compiler and GC ${m(s.perCallNoJitNoGc)}${over(s.overheadNoJitNoGc)}${interval} | JIT-compiled JS ${m(s.jsPerCall)}`);
       }
     }
     // A fleet already running NodeSDK pays sdk-only's part anyway: forkwatch's own is the rest,
@@ -99,6 +102,15 @@ async function main(): Promise<void> {
       const y = promises(b);
       if (x !== undefined && y !== undefined) console.log(`  promises per call, ${a} over ${b}: ${(x - y >= 0 ? '+' : '') + (x - y).toFixed(2)}`);
     }
+  }
+
+  // Opt-in (a minute per run): the GC's work per call, by V8's own GC trace.
+  if (only.includes('gc')) {
+    console.log(`\n# GC work per tool call (node --predictable --single-threaded --trace-gc-nvp, whole run: 1,000-call warm-up and ${process.env.GC_CALLS ?? 3000} calls; ${process.env.GC_APP ?? 'progress-store'}), medians of ${process.env.GC_RUNS ?? 2} interleaved runs, over the first variant`);
+    const rows = await benchGcPerCall((r) =>
+      console.log(`  ${r.sides.padEnd(12)} #${r.run + 1} scavenges ${r.scavengesPerKiloCall.toFixed(1)}/1000 calls, mark-compacts ${r.markCompactsPerKiloCall.toFixed(2)}/1000 calls, promoted ${(r.promotedPerCall / 1024).toFixed(1)} KiB/call, pauses ${r.pauseUsPerCall.toFixed(0)} µs/call`),
+    );
+    for (const line of summarizeGcRows(rows)) console.log(line);
   }
 
   // Opt-in (minutes under valgrind): the proxy's cost, load-independent.

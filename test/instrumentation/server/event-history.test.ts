@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { propagation } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { createServerInstrumentation } from '../../../packages/instrumentation/src/server/server-instrumentation.js';
 import { ATTR_RESUME_OUTCOME, ATTR_SSE_EVENT_ID, ATTR_SSE_REPLAYED, SPAN_RESUME, SPAN_SSE_EVENT } from '../../../packages/instrumentation/src/semconv.js';
 import { attr, listen, makeMcpServer, parseSse, tracing } from './harness.js';
@@ -120,5 +122,53 @@ describe('server event history', { timeout: 20_000 }, () => {
       await client.close();
       await srv.close();
     }
+  });
+
+  describe('trace context', () => {
+    before(() => propagation.setGlobalPropagator(new W3CTraceContextPropagator()));
+    after(() => propagation.disable());
+
+    it('parents events reported at a later moment on the traceparent of the request that sent them', async () => {
+      const t = tracing();
+      const inst = createServerInstrumentation({ tracerProvider: t.provider });
+      const srv = await resumableApp(inst);
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const parentSpanId = '00f067aa0ba902b7';
+      const bodies: string[] = [];
+      const transport = new StreamableHTTPClientTransport(srv.url, {
+        fetch: async (input, init) => {
+          const call = typeof init?.body === 'string' && init.body.includes('"tools/call"');
+          const headers = new Headers(init?.headers);
+          if (call) headers.set('traceparent', `00-${traceId}-${parentSpanId}-01`);
+          const res = await fetch(input, { ...init, headers });
+          if (call) void res.clone().text().then((b) => bodies.push(b), () => undefined);
+          return res;
+        },
+      });
+      const client = new Client({ name: 'c', version: '1' });
+      try {
+        await client.connect(transport);
+        await client.callTool({ name: 'echo', arguments: { text: 'traced' } });
+        const deadline = Date.now() + 5000;
+        while (bodies.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        const wire = bodies.flatMap(parseSse).filter((e) => e.id !== undefined);
+        assert.ok(wire.length >= 1, 'the call was answered on an SSE stream with event ids');
+        // Long after that request ended, a resume: its events are emitted now, from the ring.
+        const res = await fetch(srv.url, {
+          method: 'GET',
+          headers: { accept: 'text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': transport.protocolVersion ?? '2025-06-18', 'last-event-id': wire[wire.length - 1]!.id! },
+        });
+        await res.body?.cancel();
+        const events = t.spans(SPAN_SSE_EVENT).filter((e) => wire.some((w) => w.id === attr(e, ATTR_SSE_EVENT_ID)) && attr(e, ATTR_SSE_REPLAYED) !== true);
+        assert.ok(events.length >= 1, 'the call\'s events are reported at the resume');
+        for (const e of events) {
+          assert.equal(e.spanContext().traceId, traceId);
+          assert.equal(e.parentSpanContext?.spanId, parentSpanId);
+        }
+      } finally {
+        await client.close();
+        await srv.close();
+      }
+    });
   });
 });
