@@ -13,7 +13,8 @@
  * FORKWATCH_BENCH_WIRE=requests,max,stages,lag,gateway runs only those parts (default all;
  * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit;
  * FORKWATCH_BENCH_WIRE_REQUESTS=N measures N empty requests after N to warm up, default 2000: at
- * 2,000 the JIT is still compiling the path, at 20,000 it is near its steady state);
+ * 2,000 the JIT is still compiling the path, at 20,000 it is near its steady state;
+ * FORKWATCH_BENCH_WIRE_WARM=N sends N warm-up passes before the two measured ones of `max`, default 1);
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`;
  * FORKWATCH_BENCH_DETECTOR_NODE_ARGS (space-separated) adds node flags to each detector's command,
  * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work.
@@ -131,6 +132,7 @@ export function interleave(queues: Uint8Array[][]): Uint8Array[] {
   return out;
 }
 
+const WARM_PASSES = Math.max(1, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1)) || 1);
 const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
@@ -192,9 +194,9 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
         try {
-          // One warm-up pass, then two measured passes of fresh sessions.
+          // Warm-up passes (one by default), then two measured passes of fresh sessions.
           const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
-          await sendQueues(prep(++pass), senders);
+          for (let w = 0; w < WARM_PASSES; w++) await sendQueues(prep(++pass), senders);
           const a = prep(++pass);
           const b = prep(++pass);
           const bodies = a.map((q, i) => [...q, ...b[i]!]);
