@@ -11,7 +11,10 @@
  * (collector/otel/gateway.yaml) with 1 and 2 replicas, and which process spent the CPU.
  *
  * FORKWATCH_BENCH_WIRE=requests,max,stages,lag,gateway runs only those parts (default all;
- * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit);
+ * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit;
+ * FORKWATCH_BENCH_WIRE_REQUESTS=N measures N empty requests after N to warm up, default 2000: at
+ * 2,000 the JIT is still compiling the path, at 20,000 it is near its steady state;
+ * FORKWATCH_BENCH_WIRE_WARM=N sends N warm-up passes before the two measured ones of `max`, default 1);
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`;
  * FORKWATCH_BENCH_DETECTOR_NODE_ARGS (space-separated) adds node flags to each detector's command,
  * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work.
@@ -129,6 +132,7 @@ export function interleave(queues: Uint8Array[][]): Uint8Array[] {
   return out;
 }
 
+const WARM_PASSES = Math.max(1, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1)) || 1);
 const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
@@ -149,7 +153,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
     print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
     if (PARTS.has('requests')) {
-      const n = 2000;
+      const n = Math.max(EXPORTERS, Math.round(Number(process.env.FORKWATCH_BENCH_WIRE_REQUESTS ?? 2000) / EXPORTERS) * EXPORTERS);
       for (const t of TRANSPORTS.filter((x) => !x.gzip)) {
         const d = await detector(dir, `requests-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
@@ -158,10 +162,12 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           const queues = (): Uint8Array[][] => Array.from({ length: EXPORTERS }, () => Array.from({ length: n / EXPORTERS }, () => new Uint8Array(0)));
           await sendQueues(queues(), senders);
           const [u0, s0] = userSystemSeconds(d.pid);
+          const m0 = mainThreadCpuSeconds(d.pid);
           await sendQueues(queues(), senders);
           const [u1, s1] = userSystemSeconds(d.pid);
+          const m1 = mainThreadCpuSeconds(d.pid);
           const us = (x: number): string => ((x / n) * 1e6).toFixed(0);
-          print(`  empty requests, ${t.name.padEnd(13)} detector ${us(u1 - u0 + s1 - s0)} µs CPU/request (user ${us(u1 - u0)}, system ${us(s1 - s0)}) = ${((u1 - u0 + s1 - s0) / n / 512 * 1e6).toFixed(2)} µs per span of a 512-span request`);
+          print(`  empty requests, ${t.name.padEnd(13)} detector ${us(u1 - u0 + s1 - s0)} µs CPU/request (user ${us(u1 - u0)}, system ${us(s1 - s0)}; main thread ${us(m1 - m0)}) over ${n} requests = ${((u1 - u0 + s1 - s0) / n / 512 * 1e6).toFixed(2)} µs per span of a 512-span request`);
         } finally {
           close();
           await d.stop();
@@ -188,9 +194,9 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
         try {
-          // One warm-up pass, then two measured passes of fresh sessions.
+          // Warm-up passes (one by default), then two measured passes of fresh sessions.
           const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
-          await sendQueues(prep(++pass), senders);
+          for (let w = 0; w < WARM_PASSES; w++) await sendQueues(prep(++pass), senders);
           const a = prep(++pass);
           const b = prep(++pass);
           const bodies = a.map((q, i) => [...q, ...b[i]!]);

@@ -1,10 +1,10 @@
 import { gunzip } from 'node:zlib';
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { createError } from '../errors.js';
 import type { OtlpFormat } from '../otlp/export-response.js';
 
 /** The OTLP format of a request from its `Content-Type`, or undefined for any other type. */
-export function formatOf(req: FastifyRequest): OtlpFormat | undefined {
+export function formatOf(req: { headers: IncomingHttpHeaders }): OtlpFormat | undefined {
   const ct = req.headers['content-type'];
   if (typeof ct !== 'string') return undefined;
   const semi = ct.indexOf(';');
@@ -15,7 +15,7 @@ export function formatOf(req: FastifyRequest): OtlpFormat | undefined {
 }
 
 /** 'gzip', 'identity', or undefined for an encoding we do not accept. */
-export function encodingOf(req: FastifyRequest): 'gzip' | 'identity' | undefined {
+export function encodingOf(req: { headers: IncomingHttpHeaders }): 'gzip' | 'identity' | undefined {
   const ce = req.headers['content-encoding'];
   if (ce === undefined) return 'identity';
   const v = String(ce).trim().toLowerCase();
@@ -36,13 +36,4 @@ export function gunzipBounded(body: Buffer, max: number): Promise<Buffer> {
       }
     });
   });
-}
-
-/** Rejects when `p` has not settled within `ms`; a sink that never answers must not pin requests. */
-export function withTimeout(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`ingest sink did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

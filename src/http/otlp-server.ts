@@ -1,17 +1,11 @@
-import { Transform } from 'node:stream';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { ForkwatchError, createError } from '../errors.js';
-import type { ErrorCode } from '../errors.js';
-import { decodeJson } from '../otlp/decode-json.js';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { createError } from '../errors.js';
 import type { DecodeLimits } from '../otlp/decode-limits.js';
-import { decodeProtobuf } from '../otlp/decode-protobuf.js';
-import { countsOf, type DecodedCounts } from '../otlp/decode-result.js';
-import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-response.js';
-import type { OtlpFormat } from '../otlp/export-response.js';
-import { IngestBudget, type IngestLease } from '../otlp/ingest-budget.js';
-import type { IngestRefusal, IngestSink } from '../otlp/ingest-sink.js';
-import { encodingOf, formatOf, gunzipBounded, withTimeout } from './otlp-request.js';
+import { IngestBudget } from '../otlp/ingest-budget.js';
+import type { IngestSink } from '../otlp/ingest-sink.js';
+import { createOtlpTracesHandler, type OtlpErrorLog } from './otlp-traces-handler.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
@@ -65,7 +59,10 @@ export interface OtlpServerOptions extends ServerLimits {
   decodeLimits?: Partial<DecodeLimits>;
   /** Called once per request with its outcome (metrics hook); exceptions it throws are swallowed. */
   onRequest?: (outcome: OtlpRequestOutcome) => void;
-  /** Fastify logger option. Default false (no logging). */
+  /**
+   * Fastify logger option. Default false (no logging). With a logger, every request goes through
+   * fastify (which logs it); without one, `POST /v1/traces` is served by node:http directly.
+   */
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -81,196 +78,98 @@ export const DEFAULT_OTLP_SERVER_OPTIONS = Object.freeze({
 /** The OTLP/HTTP traces path. */
 export const OTLP_TRACES_PATH = '/v1/traces';
 
-const CONTENT_TYPE: Record<OtlpFormat, string> = {
-  protobuf: 'application/x-protobuf',
-  json: 'application/json',
-};
-
-const REASON_BY_CODE: Partial<Record<ErrorCode, OtlpRefusalReason>> = {
-  FORKWATCH_ERR_UNAUTHORIZED: 'unauthorized',
-  FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE: 'unsupported_media_type',
-  FORKWATCH_ERR_UNSUPPORTED_ENCODING: 'unsupported_media_type',
-  FORKWATCH_ERR_BODY_TOO_LARGE: 'too_large',
-  FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE: 'too_large',
-  FORKWATCH_ERR_BAD_GZIP: 'decode_error',
-  FORKWATCH_ERR_OTLP_DECODE: 'decode_error',
-  FORKWATCH_ERR_OVERLOADED: 'overloaded',
-  FORKWATCH_ERR_INGEST_BUDGET: 'overloaded',
-  FORKWATCH_ERR_STORAGE_UNAVAILABLE: 'overloaded',
-};
-
-/** The budget lease of each request being served. */
-const leases = new WeakMap<FastifyRequest, IngestLease>();
+/** What fastify hands a server factory: its own defaults of the options it would apply to a server of its own. */
+interface FactoryOptions {
+  http?: Record<string, unknown>;
+  keepAliveTimeout: number;
+  requestTimeout: number;
+  connectionTimeout: number;
+  maxRequestsPerSocket: number;
+}
 
 /**
  * Builds the OTLP/HTTP receiver: `POST /v1/traces` with protobuf or JSON bodies, optionally gzip.
  * The instance is ready but not listening; the caller calls `listen` (default port 4318 is the
  * CLI's business) and `close`.
+ *
+ * The exact request line `POST /v1/traces` (what exporters send) is served by node:http directly
+ * ({@link createOtlpTracesHandler}); every other request, and every request while closing or when
+ * a logger is set, goes to fastify, whose route for the same path (reached by however else the
+ * path is written) runs the route auth and hands over to the same handler, and whose not-found
+ * handler and closing answer (503) are unchanged.
  */
 export async function createOtlpServer(options: OtlpServerOptions): Promise<FastifyInstance> {
   const maxBodyBytes = positive(options.maxBodyBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxBodyBytes);
-  const maxDecompressedBytes = positive(options.maxDecompressedBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxDecompressedBytes);
-  const retryAfter = positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds);
-  const sinkTimeoutMs = positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs);
-  const { sink, decodeLimits, onRequest } = options;
-  const budget = options.budget ?? new IngestBudget(DEFAULT_OTLP_SERVER_OPTIONS.maxInFlightBytes);
-  const overBudget = (): ForkwatchError => createError('FORKWATCH_ERR_INGEST_BUDGET', budget.maxBytes, retryAfter);
+  const handler = createOtlpTracesHandler({
+    sink: options.sink,
+    authToken: options.authToken || undefined,
+    maxBodyBytes,
+    maxDecompressedBytes: positive(options.maxDecompressedBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxDecompressedBytes),
+    budget: options.budget ?? new IngestBudget(DEFAULT_OTLP_SERVER_OPTIONS.maxInFlightBytes),
+    retryAfterSeconds: positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds),
+    sinkTimeoutMs: positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs),
+    decodeLimits: options.decodeLimits,
+    notify: (outcome) => {
+      if (!options.onRequest) return;
+      try {
+        options.onRequest(outcome);
+      } catch (err) {
+        app.log.warn({ err }, 'otlp onRequest hook threw');
+      }
+    },
+  });
+  const direct = !options.logger;
+  let closing = false;
+  const appLog: OtlpErrorLog = (obj, message) => app.log.error(obj, message);
 
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: maxBodyBytes, ...fastifyLimitOptions(options) });
+  const app: FastifyInstance = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: maxBodyBytes,
+    ...fastifyLimitOptions(options),
+    // The server fastify would make (the same options applied), with the exporters' request line
+    // served before fastify sees it.
+    serverFactory: (fastifyHandler, factoryOptions) => {
+      const opts = factoryOptions as unknown as FactoryOptions;
+      const server = createServer(opts.http ?? {}, (req: IncomingMessage, res: ServerResponse) => {
+        if (direct && !closing && req.url === OTLP_TRACES_PATH && req.method === 'POST') handler.handle(req, res, appLog, false);
+        else fastifyHandler(req, res);
+      });
+      server.keepAliveTimeout = opts.keepAliveTimeout;
+      server.requestTimeout = opts.requestTimeout;
+      server.setTimeout(opts.connectionTimeout);
+      if (opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
+      return server;
+    },
+  });
+  // Set with fastify's own closing flag: from then on fastify answers new requests (503).
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   applyConnectionLimit(app, options);
   installRouteAuth(app, {
     ...(options.authToken ? { token: options.authToken } : {}),
-    deny: (req, reply) => refuse(req, reply, createError('FORKWATCH_ERR_UNAUTHORIZED')),
+    deny: (req, reply) => {
+      // route-auth set WWW-Authenticate on the reply, which hijacking drops: the handler sets its own.
+      reply.hijack();
+      handler.refuse(req.raw, reply.raw, createError('FORKWATCH_ERR_UNAUTHORIZED'));
+    },
   });
-
-  const notify = (outcome: OtlpRequestOutcome): void => {
-    if (!onRequest) return;
-    try {
-      onRequest(outcome);
-    } catch (err) {
-      app.log.warn({ err }, 'otlp onRequest hook threw');
-    }
-  };
-
-  const refuse = (req: FastifyRequest, reply: FastifyReply, err: ForkwatchError, result?: DecodedCounts): FastifyReply => {
-    const format = formatOf(req) ?? 'json';
-    if (err.statusCode === 503 || err.statusCode === 429) reply.header('retry-after', String(retryAfter));
-    // A refused body that was never read is not read now: the connection closes instead.
-    if (err.code === 'FORKWATCH_ERR_INGEST_BUDGET') reply.header('connection', 'close');
-    notify({
-      status: err.statusCode,
-      reason: REASON_BY_CODE[err.code] ?? 'decode_error',
-      spans: 0,
-      rejected: result?.accepted ?? 0,
-      foreign: result?.foreign ?? 0,
-    });
-    return reply
-      .code(err.statusCode)
-      .type(CONTENT_TYPE[format])
-      .send(encodeErrorResponse(format, err.statusCode, err.code, err.message));
-  };
-
-  // Content is checked by the onRequest hook; this parser only buffers, under bodyLimit.
+  // No body parsing by fastify: the route hands the unread request over in onRequest.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => {
     done(null, body);
   });
 
-  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (error instanceof ForkwatchError) return refuse(req, reply, error);
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return refuse(req, reply, createError('FORKWATCH_ERR_BODY_TOO_LARGE', maxBodyBytes));
-    }
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return refuse(req, reply, createError('FORKWATCH_ERR_OTLP_DECODE', error.message));
-    }
-    req.log.error({ err: error }, 'otlp receiver failed');
-    notify({ status: 500, spans: 0, rejected: 0, foreign: 0 });
-    return reply.code(500).type(CONTENT_TYPE.json).send({ code: 13, message: 'internal error', statusCode: 500 });
-  });
-
   app.post(OTLP_TRACES_PATH, {
     config: { auth: 'token' } satisfies RouteAuthConfig,
-    // Everything that can be refused without the body is refused before it is read (auth first, by installRouteAuth).
+    // Auth ran first (installRouteAuth's hook); the body is still unread.
     onRequest: async (req, reply) => {
-      if (!formatOf(req)) {
-        return refuse(req, reply, createError('FORKWATCH_ERR_UNSUPPORTED_MEDIA_TYPE', req.headers['content-type'] ?? '(none)'));
-      }
-      const enc = encodingOf(req);
-      if (enc === undefined) {
-        return refuse(req, reply, createError('FORKWATCH_ERR_UNSUPPORTED_ENCODING', String(req.headers['content-encoding'])));
-      }
-      const len = Number(req.headers['content-length']);
-      if (Number.isFinite(len) && len > maxBodyBytes) {
-        return refuse(req, reply, createError('FORKWATCH_ERR_BODY_TOO_LARGE', maxBodyBytes));
-      }
-      // Before the body is read: its announced length, or nothing yet for chunked bodies.
-      const lease = budget.acquire(Number.isFinite(len) ? len : 0);
-      if (!lease) return refuse(req, reply, overBudget());
-      leases.set(req, lease);
-      // 'close' comes once the answer is sent or the client went away: either way the bytes are free.
-      reply.raw.once('close', () => lease.release());
-      return undefined;
+      reply.hijack();
+      handler.handle(req.raw, reply.raw, (obj, message) => req.log.error(obj, message), true);
     },
-    // A body of unannounced length is counted as it arrives.
-    preParsing: async (req, _reply, payload) => {
-      const lease = leases.get(req);
-      if (!lease || Number.isFinite(Number(req.headers['content-length']))) return payload;
-      let seen = 0;
-      const counted = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          seen += chunk.length;
-          if (!lease.growTo(seen)) return cb(overBudget());
-          cb(null, chunk);
-        },
-      });
-      payload.on('error', (err) => counted.destroy(err));
-      // After fastify has answered (e.g. 413 at bodyLimit) nobody listens: a late refusal must not crash.
-      counted.on('error', () => undefined);
-      return payload.pipe(counted);
-    },
-    handler: async (req, reply) => {
-      const format = formatOf(req)!;
-      let body: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (encodingOf(req) === 'gzip') {
-        // Inflated OTLP is typically 3-10x its gzip; reserve a guess, then settle on the real size.
-        const lease = leases.get(req);
-        const sent = body.length;
-        if (lease && !lease.growTo(sent + Math.min(maxDecompressedBytes, body.length * 4))) {
-          return refuse(req, reply, overBudget());
-        }
-        body = await gunzipBounded(body, maxDecompressedBytes);
-        if (lease && !lease.growTo(sent + body.length)) {
-          return refuse(req, reply, overBudget());
-        }
-      }
-      const result = format === 'protobuf' ? decodeProtobuf(body, decodeLimits) : decodeJson(body, decodeLimits);
-      // Only these counts outlive the offer: the spans themselves must not stay reachable while
-      // the request waits for its commit (4 requests in flight kept ~2,000 decoded spans alive
-      // through every young-generation GC, which then copied them).
-      const counts = countsOf(result);
-      if (result.spans.length > 0) {
-        const meta = {
-          received: result.total,
-          foreign: result.foreign,
-          rejected: result.rejected,
-          rejectReasons: result.rejectReasons,
-        };
-        // Built only when refusing: an Error (and its stack) per accepted request was ~1 % of a
-        // detector's CPU profile at full ingest.
-        const overloaded = (): ReturnType<typeof createError> => createError('FORKWATCH_ERR_OVERLOADED', retryAfter);
-        let offered: Promise<void> | IngestRefusal;
-        try {
-          offered = sink.offer(result.spans, meta);
-        } catch (err) {
-          req.log.error({ err }, 'ingest sink threw; answering 503');
-          return refuse(req, reply, overloaded(), counts);
-        }
-        if (offered === 'overloaded') return refuse(req, reply, overloaded(), counts);
-        if (typeof offered === 'object' && 'storage' in offered) {
-          return refuse(req, reply, createError('FORKWATCH_ERR_STORAGE_UNAVAILABLE', offered.storage, retryAfter), counts);
-        }
-        try {
-          await withTimeout(offered, sinkTimeoutMs);
-        } catch (err) {
-          req.log.error({ err }, 'ingest sink failed; answering 503');
-          return refuse(req, reply, overloaded(), counts);
-        }
-      }
-
-      const outcome: OtlpRequestOutcome = {
-        status: 200,
-        spans: counts.accepted,
-        rejected: counts.rejected,
-        foreign: counts.foreign,
-      };
-      if (counts.rejected > 0) outcome.reason = 'invalid_span';
-      notify(outcome);
-      const response = encodeExportResponse(format, {
-        rejectedSpans: counts.rejected,
-        ...(counts.errorMessage !== undefined ? { errorMessage: counts.errorMessage } : {}),
-      });
-      return reply.code(200).type(CONTENT_TYPE[format]).send(Buffer.from(response.buffer, response.byteOffset, response.byteLength));
+    handler: async () => {
+      throw new Error('unreachable: the onRequest hook answers every request of this route');
     },
   });
 

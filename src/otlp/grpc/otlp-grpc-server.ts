@@ -9,6 +9,7 @@ import { countsOf, type DecodeResult, type DecodedCounts } from '../decode-resul
 import { encodeExportResponse } from '../export-response.js';
 import type { IngestSink } from '../ingest-sink.js';
 import type { IngestBudget } from '../ingest-budget.js';
+import { settleWithin } from '../settle-within.js';
 import { GRPC_STATUS_DETAILS_KEY, encodeRetryStatus } from './grpc-status-details.js';
 
 /** The OTLP trace export method, as the Collector's OTLP exporter calls it. */
@@ -61,6 +62,8 @@ export interface OtlpGrpcServer {
 // Passthrough (de)serializers: the request's bytes go to decodeProtobuf as they are, and the
 // response is already encoded, so no protobuf runtime is loaded for the gRPC path.
 const identity = (b: Buffer): Buffer => b;
+// An empty ExportTraceServiceResponse: the answer to nearly every call, encoded once.
+const EMPTY_RESPONSE = Buffer.alloc(0);
 const TRACE_SERVICE: ServiceDefinition = {
   Export: {
     path: TRACE_EXPORT_PATH,
@@ -161,6 +164,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
       const outcome: OtlpRequestOutcome = { status: 200, spans: counts.accepted, rejected: counts.rejected, foreign: counts.foreign };
       if (counts.rejected > 0) outcome.reason = 'invalid_span';
       notify(outcome);
+      if (counts.rejected === 0 && counts.errorMessage === undefined) return callback(null, EMPTY_RESPONSE);
       const response = encodeExportResponse('protobuf', {
         rejectedSpans: counts.rejected,
         ...(counts.errorMessage !== undefined ? { errorMessage: counts.errorMessage } : {}),
@@ -188,7 +192,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
       refuse(callback, overloaded(`storage unavailable: ${offered.storage}`), counts);
       return;
     }
-    withTimeout(offered, sinkTimeoutMs).then(answer, (err: unknown) => {
+    settleWithin(offered, sinkTimeoutMs, answer, (err: unknown) => {
       onError?.('ingest sink failed; answering UNAVAILABLE', err);
       refuse(callback, overloaded('ingest failed'), counts);
     });
@@ -222,15 +226,6 @@ function authorized(value: string | Buffer | undefined, tokenDigest: Buffer): bo
 
 function sha256(s: string): Buffer {
   return createHash('sha256').update(s, 'utf8').digest();
-}
-
-/** Rejects when `p` has not settled within `ms`; a sink that never answers must not pin calls. */
-function withTimeout(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`ingest sink did not settle within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 function positive(v: number | undefined, dflt: number): number {
