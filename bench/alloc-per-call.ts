@@ -8,7 +8,8 @@
  *
  * Environment: VARIANT=none|both|server|client (default both), APP=echo|progress-store (default
  * progress-store), WARMUP (calls, default 1000), N (calls sampled, default 2000), INTERVAL (mean
- * bytes between samples, default 256), TOP (rows printed, default 25).
+ * bytes between samples, default 256), TOP (rows printed, default 25), SURVIVING=1 (count only what
+ * outlived a young-generation GC: what scavenges copy and promote, by allocating function).
  */
 import { Session } from 'node:inspector/promises';
 import { otlpSink, round, startVariant, type BenchApp, type BenchSides } from './instrumentation.js';
@@ -22,6 +23,7 @@ interface ProfileNode {
 const sides = (process.env.VARIANT ?? 'both') as BenchSides;
 const app = (process.env.APP ?? 'progress-store') as BenchApp;
 const n = Number(process.env.N ?? 2000);
+const surviving = process.env.SURVIVING === '1';
 const sink = await otlpSink();
 const v = await startVariant(sides, sink.url, { requestSpanDelayMs: 100_000 }, app);
 await round(v, Number(process.env.WARMUP ?? 1000), 4);
@@ -32,7 +34,7 @@ session.connect();
 await session.post('HeapProfiler.startSampling', {
   samplingInterval: Number(process.env.INTERVAL ?? 256),
   includeObjectsCollectedByMajorGC: true,
-  includeObjectsCollectedByMinorGC: true,
+  includeObjectsCollectedByMinorGC: !surviving,
 } as never);
 await round(v, n, 4);
 const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: ProfileNode } };
@@ -51,7 +53,7 @@ const walk = (node: ProfileNode): void => {
   for (const c of node.children) walk(c);
 };
 walk(profile.head);
-console.log(`${app} ${sides}: ${(total / n).toFixed(0)} bytes allocated per call (sampled over ${n} calls)`);
+console.log(`${app} ${sides}: ${(total / n).toFixed(0)} bytes ${surviving ? 'allocated and surviving a scavenge' : 'allocated'} per call (sampled over ${n} calls)`);
 for (const [k, b] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 25))) {
   console.log(`${(b / n).toFixed(0).padStart(8)}  ${k}`);
 }

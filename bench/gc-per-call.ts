@@ -103,19 +103,32 @@ export async function benchGcPerCall(onRow: (row: GcPerCallRow) => void = () => 
   return rows;
 }
 
+type GcFigure = keyof Omit<GcPerCallRow, 'sides' | 'run'>;
+
+/** One row's figures in words; `over` appends each figure's ratio over a base variant's. */
+export function describeGcFigures(r: Omit<GcPerCallRow, 'sides' | 'run'>, over: (k: GcFigure) => string = () => ''): string {
+  return `scavenges ${r.scavengesPerKiloCall.toFixed(1)}/1000 calls${over('scavengesPerKiloCall')}, mark-compacts ${r.markCompactsPerKiloCall.toFixed(2)}/1000 calls${over('markCompactsPerKiloCall')}, promoted ${(r.promotedPerCall / 1024).toFixed(1)} KiB/call${over('promotedPerCall')}, pauses ${r.pauseUsPerCall.toFixed(0)} µs/call${over('pauseUsPerCall')}`;
+}
+
 /** Each variant's medians over its runs, and their ratios over the first variant's. */
 export function summarizeGcRows(rows: GcPerCallRow[]): string[] {
   const bySides = new Map<CountedSides, GcPerCallRow[]>();
   for (const r of rows) bySides.set(r.sides, [...(bySides.get(r.sides) ?? []), r]);
   const [base] = bySides.values();
-  const med = (g: GcPerCallRow[], k: keyof Omit<GcPerCallRow, 'sides' | 'run'>): number => median(g.map((r) => r[k]));
-  const over = (g: GcPerCallRow[], k: keyof Omit<GcPerCallRow, 'sides' | 'run'>): string => {
-    if (g === base || base === undefined) return '';
-    const r = med(g, k) / med(base, k) - 1;
-    return ` (${r >= 0 ? '+' : ''}${(r * 100).toFixed(1)} %)`;
-  };
-  return [...bySides.entries()].map(
-    ([s, g]) =>
-      `  ${s.padEnd(12)} scavenges ${med(g, 'scavengesPerKiloCall').toFixed(1)}/1000 calls${over(g, 'scavengesPerKiloCall')}, mark-compacts ${med(g, 'markCompactsPerKiloCall').toFixed(2)}/1000 calls${over(g, 'markCompactsPerKiloCall')}, promoted ${(med(g, 'promotedPerCall') / 1024).toFixed(1)} KiB/call${over(g, 'promotedPerCall')}, pauses ${med(g, 'pauseUsPerCall').toFixed(0)} µs/call${over(g, 'pauseUsPerCall')}`,
-  );
+  const medians = (g: GcPerCallRow[]): Omit<GcPerCallRow, 'sides' | 'run'> => ({
+    scavengesPerKiloCall: median(g.map((r) => r.scavengesPerKiloCall)),
+    markCompactsPerKiloCall: median(g.map((r) => r.markCompactsPerKiloCall)),
+    promotedPerCall: median(g.map((r) => r.promotedPerCall)),
+    pauseUsPerCall: median(g.map((r) => r.pauseUsPerCall)),
+  });
+  const b = base === undefined ? undefined : medians(base);
+  return [...bySides.entries()].map(([s, g]) => {
+    const m = medians(g);
+    const over = (k: GcFigure): string => {
+      if (g === base || b === undefined) return '';
+      const r = m[k] / b[k] - 1;
+      return ` (${r >= 0 ? '+' : ''}${(r * 100).toFixed(1)} %)`;
+    };
+    return `  ${s.padEnd(12)} ${describeGcFigures(m, over)}`;
+  });
 }

@@ -12,7 +12,7 @@ import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
-import { benchGcPerCall, summarizeGcRows } from './gc-per-call.js';
+import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
 
@@ -107,9 +107,7 @@ async function main(): Promise<void> {
   // Opt-in (a minute per run): the GC's work per call, by V8's own GC trace.
   if (only.includes('gc')) {
     console.log(`\n# GC work per tool call (node --predictable --single-threaded --trace-gc-nvp, whole run: 1,000-call warm-up and ${process.env.GC_CALLS ?? 3000} calls; ${process.env.GC_APP ?? 'progress-store'}), medians of ${process.env.GC_RUNS ?? 2} interleaved runs, over the first variant`);
-    const rows = await benchGcPerCall((r) =>
-      console.log(`  ${r.sides.padEnd(12)} #${r.run + 1} scavenges ${r.scavengesPerKiloCall.toFixed(1)}/1000 calls, mark-compacts ${r.markCompactsPerKiloCall.toFixed(2)}/1000 calls, promoted ${(r.promotedPerCall / 1024).toFixed(1)} KiB/call, pauses ${r.pauseUsPerCall.toFixed(0)} µs/call`),
-    );
+    const rows = await benchGcPerCall((r) => console.log(`  ${r.sides.padEnd(12)} #${r.run + 1} ${describeGcFigures(r)}`));
     for (const line of summarizeGcRows(rows)) console.log(line);
   }
 
