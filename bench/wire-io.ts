@@ -3,7 +3,7 @@
  * sockets (HTTP protobuf, gzip or not, and gRPC), and the Prometheus figures read back.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { credentials, makeGenericClientConstructor, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { TRACE_EXPORT_PATH } from '../src/otlp/grpc/otlp-grpc-server.js';
@@ -24,10 +24,25 @@ export async function startWireDetector(nodeArgs: string[], args: string[]): Pro
   });
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
+    const rest = process.env.FORKWATCH_BENCH_DETECTOR_STDOUT;
+    let found = false;
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      if (found) {
+        if (rest) appendFileSync(rest, d);
+        return;
+      }
       out += d;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
+      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+        const l = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (l.startsWith('{')) {
+          found = true;
+          if (rest) appendFileSync(rest, out);
+          resolve(l);
+          return;
+        }
+        if (rest) appendFileSync(rest, l + '\n');
+      }
     });
     child.once('exit', (code) => reject(new Error(`wire detector exited with ${code}`)));
   });

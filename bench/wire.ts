@@ -14,10 +14,15 @@
  * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit;
  * FORKWATCH_BENCH_WIRE_REQUESTS=N measures N empty requests after N to warm up, default 2000: at
  * 2,000 the JIT is still compiling the path, at 20,000 it is near its steady state;
- * FORKWATCH_BENCH_WIRE_WARM=N sends N warm-up passes before the two measured ones of `max`, default 1);
+ * FORKWATCH_BENCH_WIRE_WARM=N: spans sent to each detector of `max` before its two measured passes, in
+ * whole passes of the payload set, at least one; default 1,000,000 (8 passes at 20 %, 37 at 100 %):
+ * after one pass V8 was still compiling the detector's code on its background threads, 15-19 % of
+ * the measured CPU by `perf`, which a detector running for days pays once);
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`;
  * FORKWATCH_BENCH_DETECTOR_NODE_ARGS (space-separated) adds node flags to each detector's command,
- * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work.
+ * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work;
+ * FORKWATCH_BENCH_DETECTOR_STDOUT=FILE appends what the detectors print besides their address line
+ * (`--trace-gc`, `--trace-opt` through the variable above; V8 starts each such line with the pid) to FILE.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,7 +137,12 @@ export function interleave(queues: Uint8Array[][]): Uint8Array[] {
   return out;
 }
 
-const WARM_PASSES = Math.max(1, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1)) || 1);
+const WARM_SPANS = Math.max(0, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1_000_000)) || 0);
+
+/** Whole warm-up passes of a payload set of `spans` spans: FORKWATCH_BENCH_WIRE_WARM spans, at least one pass. */
+function warmPasses(spans: number): number {
+  return Math.max(1, Math.ceil(WARM_SPANS / spans));
+}
 const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
@@ -151,6 +161,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
       ['100%', loadWirePayloads(1000, 1, EXPORTERS)],
     ];
     print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
+    if (PARTS.has('max')) print(`# max: each detector gets ${sets.map(([n, p]) => `${warmPasses(p.spans)} warm-up passes at ${n}`).join(', ')} (FORKWATCH_BENCH_WIRE_WARM=${WARM_SPANS} spans), then two measured passes`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
     if (PARTS.has('requests')) {
       const n = Math.max(EXPORTERS, Math.round(Number(process.env.FORKWATCH_BENCH_WIRE_REQUESTS ?? 2000) / EXPORTERS) * EXPORTERS);
@@ -196,7 +207,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
         try {
           // Warm-up passes (one by default), then two measured passes of fresh sessions.
           const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
-          for (let w = 0; w < WARM_PASSES; w++) await sendQueues(prep(++pass), senders);
+          for (let w = warmPasses(p.spans); w > 0; w--) await sendQueues(prep(++pass), senders);
           const a = prep(++pass);
           const b = prep(++pass);
           const bodies = a.map((q, i) => [...q, ...b[i]!]);
