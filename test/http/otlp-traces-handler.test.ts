@@ -157,3 +157,30 @@ test('with a logger every request goes through fastify, with the same answers', 
   // fastify logs the requests it serves: this one went through it.
   assert.ok(lines.some((l) => /"url":"\/v1\/traces"/.test(l)), lines.join(''));
 });
+
+test('while closing, a request the direct path would serve goes to fastify, which answers 503 and closes; the request in flight finishes', async (t) => {
+  const h = await start(t);
+  const body = protobufBody();
+  const keepAlive = (n: number): string =>
+    [`POST /v1/traces HTTP/1.1`, 'Host: 127.0.0.1', 'Content-Type: application/x-protobuf', `Content-Length: ${n}`].join('\r\n') + '\r\n\r\n';
+  const sock = connect({ host: '127.0.0.1', port: h.port });
+  t.after(() => sock.destroy());
+  let said = '';
+  sock.on('data', (c: Buffer) => (said += c.toString('latin1')));
+  const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+  // A request whose body is still arriving keeps the connection busy, so close() does not drop it as idle.
+  sock.write(keepAlive(body.length) + body.subarray(0, 10).toString('latin1'), 'latin1');
+  await until(() => h.budget.inFlight > 0, 'the first request to be read');
+  const closing = h.app.close();
+  // fastify stops the listener after its preClose hooks, among them the one that routes new requests to it.
+  await until(() => !h.app.server.listening, 'the listener to stop');
+  // The rest of the first body, and a second request on the same connection.
+  sock.write(Buffer.concat([body.subarray(10), Buffer.from(keepAlive(body.length), 'latin1'), body]));
+  await closed;
+  await closing;
+  const answers = said.match(/^HTTP\/1\.1 \d+/gm) ?? [];
+  assert.deepEqual(answers, ['HTTP/1.1 200', 'HTTP/1.1 503'], said);
+  assert.match(said.slice(said.lastIndexOf('HTTP/1.1 503')), /connection: close/i);
+  // The request in flight reached the sink; the second one did not.
+  assert.equal(h.offered.length, 1);
+});
