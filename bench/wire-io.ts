@@ -76,6 +76,13 @@ export function userSystemSeconds(pid: number): [number, number] {
   return [Number(fields[11]) / 100, Number(fields[12]) / 100];
 }
 
+/** A process's resident set now and at its peak, MiB (Linux /proc: VmRSS, VmHWM). */
+export function residentMiB(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { now: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
 function cpuSecondsOf(statPath: string): number {
   const stat = readFileSync(statPath, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { decodeProtobuf } from '../src/otlp/decode-protobuf.js';
 import { otelcolBinary, startGateway } from '../test/e2e/helpers/otelcol.js';
-import { counter, cpuSeconds, grpcSender, mainThreadCpuSeconds, userSystemSeconds, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
+import { counter, cpuSeconds, grpcSender, mainThreadCpuSeconds, residentMiB, userSystemSeconds, histogram, httpSender, quantileBetween, scrape, sendAtRate, sendQueues, startWireDetector, type DetectorProc, type Sender } from './wire-io.js';
 import { loadWirePayloads, type WirePayloads } from './wire-payloads.js';
 import { stageCpu } from './wire-stages.js';
 
@@ -218,9 +218,11 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           const main = mainThreadCpuSeconds(d.pid) - main0;
           const spans = p.spans * 2;
           const ratio = spans / cpu / bare;
+          const rss = residentMiB(d.pid);
+          const sent = p.forkwatchSpans * (warmPasses(p.spans) + 2);
           maxRate.set(`${label} ${t.name}`, spans / secs);
           print(
-            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)}`,
+            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)} | RSS ${rss.now.toFixed(0)} MiB (peak ${rss.peak.toFixed(0)}) after ${fmt(sent)} forkwatch spans`,
           );
         } finally {
           close();

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { DropReason, EngineListener, EngineStats, FindingInfo } from '../correlate/types.js';
 import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, REQUEST_ANOMALY_KINDS, RESUME_OUTCOMES, type Finding, type ResumeOutcome } from '../model/finding.js';
 import { createFindingFamilies } from './finding-families.js';
@@ -17,6 +17,13 @@ export interface CreateMetricsOptions {
   version?: string;
   /** Clock for `forkwatch_last_span_received_timestamp_seconds`, epoch ms; default `Date.now`. */
   now?: () => number;
+  /**
+   * Also register prom-client's process and Node.js families (`process_cpu_seconds_total`,
+   * `process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`, `nodejs_eventloop_lag_*`,
+   * `nodejs_gc_duration_seconds`, ...), read at scrape time: what sizing a replica needs (spans per
+   * CPU-second, memory) on the operator's own machines. Default false; `serve` turns it on.
+   */
+  processMetrics?: boolean;
 }
 
 /** One answered OTLP export request, as the receiver reports it. */
@@ -76,6 +83,8 @@ export function createMetrics(options: CreateMetricsOptions = {}): DetectorMetri
   const labeler = new ServiceLabeler(options.maxServices ?? DEFAULT_MAX_SERVICES, (s) => findings.zeroInit(s));
   health.buildInfo.set({ version: options.version ?? packageVersion() }, 1);
   health.ready.set(0);
+  // One event-loop delay monitor and one GC observer per call: the detector makes one registry.
+  if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
   // Each stats-fed gauge triggers this on scrape; one engine call serves the whole scrape
   // because prom-client reads every metric in the same synchronous pass.

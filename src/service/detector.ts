@@ -42,7 +42,7 @@ export interface RunningDetector {
  */
 export async function startDetector(config: DetectorConfig, logger: DiagLogger, clock: Clock = systemClock): Promise<RunningDetector> {
   const store = openStore({ path: config.db, retentionMs: config.retentionMs });
-  const metrics = createMetrics({ maxServices: config.maxServices });
+  const metrics = createMetrics({ maxServices: config.maxServices, processMetrics: true });
   let pipeline: IngestPipeline | undefined;
   const listener: EngineListener = {
     onFinding(finding, isNew, info) {

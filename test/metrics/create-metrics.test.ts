@@ -188,3 +188,17 @@ test('noteService creates the fork and resume series at 0 before any finding', a
   for (const outcome of RESUME_OUTCOMES) assert.equal(sampleValue(text, 'forkwatch_resumes_total', `outcome="${outcome}",service="quiet-server"`), 0);
   assert.equal(sampleValue(text, 'forkwatch_forks_total', 'kind="dedup_loss",service="never-seen"'), undefined);
 });
+
+test('processMetrics adds the process and Node.js families (CPU, memory, event loop, GC) a replica is sized by; without it there are none', async () => {
+  const names = (body: string): string[] => [...body.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]!);
+  const withProcess = names(await scrape(createMetrics({ registry: new Registry(), processMetrics: true })));
+  for (const n of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_gc_duration_seconds']) {
+    assert.ok(withProcess.includes(n), `${n} missing from ${withProcess.join(', ')}`);
+  }
+  assert.ok(withProcess.includes('forkwatch_spans_received_total'));
+  const without = names(await scrape(createMetrics({ registry: new Registry() })));
+  assert.deepEqual(without.filter((n) => !n.startsWith('forkwatch_')), []);
+  // Scraped in OpenMetrics too (the exemplar format), where counters lose their _total in # TYPE.
+  const om = (await createMetrics({ registry: new Registry(), processMetrics: true }).render('application/openmetrics-text; version=1.0.0')).body;
+  assert.match(om, /^process_cpu_seconds_total \d/m);
+});

@@ -78,6 +78,10 @@ export const DETECTOR_METRICS: readonly string[] = [
   'forkwatch_last_span_received_timestamp_seconds',
   'forkwatch_build_info',
   'forkwatch_ready',
+  // prom-client's process and Node.js families, which `serve` registers too (sizing panels).
+  'process_cpu_seconds_total',
+  'process_resident_memory_bytes',
+  'nodejs_heap_size_used_bytes',
 ];
 
 /** Series Prometheus itself produces. */
