@@ -14,10 +14,14 @@
  * `requests`: the detector's CPU per empty request, the transport's floor without decode or commit;
  * FORKWATCH_BENCH_WIRE_REQUESTS=N measures N empty requests after N to warm up, default 2000: at
  * 2,000 the JIT is still compiling the path, at 20,000 it is near its steady state;
- * FORKWATCH_BENCH_WIRE_WARM=N: spans sent to each detector of `max` before its two measured passes, in
+ * FORKWATCH_BENCH_WIRE_WARM=N: spans sent to each detector of `max` before its measured passes, in
  * whole passes of the payload set, at least one; default 1,000,000 (8 passes at 20 %, 37 at 100 %):
  * after one pass V8 was still compiling the detector's code on its background threads, 15-19 % of
- * the measured CPU by `perf`, which a detector running for days pays once);
+ * the measured CPU by `perf`, which a detector running for days pays once;
+ * FORKWATCH_BENCH_WIRE_MEASURE=N: spans of the measured passes, whole passes, at least two; default
+ * 250,000 (2 passes at 20 %, 10 at 100 %): a detector holding a million spans' sessions spends about
+ * a CPU-second in one major GC on V8's helper threads, and a 2-pass window at 100 % either caught
+ * one (28 µs per span, 46 % on the main thread) or not (9 µs));
  * FORKWATCH_BENCH_CPU_PROF=DIR starts each detector with `node --cpu-prof --cpu-prof-dir DIR`;
  * FORKWATCH_BENCH_DETECTOR_NODE_ARGS (space-separated) adds node flags to each detector's command,
  * e.g. `--single-threaded-gc` to weigh V8's GC threads against the main thread's work;
@@ -138,6 +142,12 @@ export function interleave(queues: Uint8Array[][]): Uint8Array[] {
 }
 
 const WARM_SPANS = Math.max(0, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1_000_000)) || 0);
+const MEASURE_SPANS = Math.max(0, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_MEASURE ?? 250_000)) || 0);
+
+/** Whole measured passes of a payload set of `spans` spans: FORKWATCH_BENCH_WIRE_MEASURE spans, at least two. */
+function measuredPasses(spans: number): number {
+  return Math.max(2, Math.ceil(MEASURE_SPANS / spans));
+}
 
 /** Whole warm-up passes of a payload set of `spans` spans: FORKWATCH_BENCH_WIRE_WARM spans, at least one pass. */
 function warmPasses(spans: number): number {
@@ -161,7 +171,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
       ['100%', loadWirePayloads(1000, 1, EXPORTERS)],
     ];
     print(`# ${EXPORTERS} concurrent exporters (${EXPORTERS / 2} MCP server and ${EXPORTERS / 2} client processes), each sending its own requests one at a time; payload sets: ${sets.map(([n, p]) => `${n} forkwatch = ${p.batches} requests, ${fmt(p.spans)} spans`).join('; ')}`);
-    if (PARTS.has('max')) print(`# max: each detector gets ${sets.map(([n, p]) => `${warmPasses(p.spans)} warm-up passes at ${n}`).join(', ')} (FORKWATCH_BENCH_WIRE_WARM=${WARM_SPANS} spans), then two measured passes`);
+    if (PARTS.has('max')) print(`# max: each detector gets ${sets.map(([n, p]) => `${warmPasses(p.spans)} warm-up passes at ${n}`).join(', ')} (FORKWATCH_BENCH_WIRE_WARM=${WARM_SPANS} spans), then ${sets.map(([n, p]) => `${measuredPasses(p.spans)} measured at ${n}`).join(', ')} (FORKWATCH_BENCH_WIRE_MEASURE=${MEASURE_SPANS})`);
     print('# ratio = detector spans per CPU-second / bare decode spans per CPU-second of the same payloads (this run)');
     if (PARTS.has('requests')) {
       const n = Math.max(EXPORTERS, Math.round(Number(process.env.FORKWATCH_BENCH_WIRE_REQUESTS ?? 2000) / EXPORTERS) * EXPORTERS);
@@ -205,24 +215,25 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
         try {
-          // Warm-up passes (one by default), then two measured passes of fresh sessions.
+          // Warm-up passes, then the measured passes, each of fresh sessions.
           const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
           for (let w = warmPasses(p.spans); w > 0; w--) await sendQueues(prep(++pass), senders);
-          const a = prep(++pass);
-          const b = prep(++pass);
-          const bodies = a.map((q, i) => [...q, ...b[i]!]);
+          const measured = measuredPasses(p.spans);
+          const passes = Array.from({ length: measured }, () => prep(++pass));
+          const bodies = passes[0]!.map((_, i) => passes.flatMap((q) => q[i]!));
           const cpu0 = cpuSeconds(d.pid);
           const main0 = mainThreadCpuSeconds(d.pid);
           const secs = await sendQueues(bodies, senders);
           const cpu = cpuSeconds(d.pid) - cpu0;
           const main = mainThreadCpuSeconds(d.pid) - main0;
-          const spans = p.spans * 2;
+          const spans = p.spans * measured;
+          const forkwatchSpans = p.forkwatchSpans * measured;
           const ratio = spans / cpu / bare;
           const rss = residentMiB(d.pid);
-          const sent = p.forkwatchSpans * (warmPasses(p.spans) + 2);
+          const sent = p.forkwatchSpans * (warmPasses(p.spans) + measured);
           maxRate.set(`${label} ${t.name}`, spans / secs);
           print(
-            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt((p.forkwatchSpans * 2) / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt((p.forkwatchSpans * 2) / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)} | RSS ${rss.now.toFixed(0)} MiB (peak ${rss.peak.toFixed(0)}) after ${fmt(sent)} forkwatch spans`,
+            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt(forkwatchSpans / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt(forkwatchSpans / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)} | RSS ${rss.now.toFixed(0)} MiB (peak ${rss.peak.toFixed(0)}) after ${fmt(sent)} forkwatch spans`,
           );
         } finally {
           close();
