@@ -47,6 +47,8 @@ export const DEFAULT_CONFIG = {
   decisionWindowMs: 10_000,
   /** Sessions tracked at once; the least recently updated is dropped (and counted) past this. */
   maxSessions: 100_000,
+  /** SSE events held across all sessions (memory: ~0.3-0.5 KB each); the least recently updated sessions are dropped (and counted) past this. */
+  maxTrackedEvents: 4_000_000,
   /** Events remembered per incarnation, oldest dropped (and counted) first. */
   maxEventsPerIncarnation: 256,
   /** Pending requests remembered per session. */
@@ -100,6 +102,7 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   retryAfterSeconds: { min: 1, max: 3600, integer: true },
   decisionWindowMs: { min: 0, max: 3_600_000 },
   maxSessions: { min: 1, max: 100_000_000, integer: true },
+  maxTrackedEvents: { min: 1, max: 1_000_000_000, integer: true },
   maxEventsPerIncarnation: { min: 1, max: 1_000_000, integer: true },
   maxRequestsPerSession: { min: 1, max: 1_000_000, integer: true },
   sessionTtlMs: { min: 1000, max: 30 * 24 * 3_600_000 },

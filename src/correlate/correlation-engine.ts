@@ -238,6 +238,7 @@ export class CorrelationEngine {
     const r = recordSpan(s, span, side, now, this.opts, this.scratch);
     if (!r.kept) return;
     this.eventCount += r.eventsAdded;
+    if (this.eventCount > this.opts.maxTrackedEvents) this.enforceEventCapacity(key, now);
     this.pendingRequestCount += r.pendingRequestsDelta;
     if (r.eventsDropped > 0) this.drop('events_per_session', r.eventsDropped);
     if (r.request !== undefined) this.journal.request(s, r.request, r.requestAdded);
@@ -286,6 +287,15 @@ export class CorrelationEngine {
       const victim = f === undefined ? c?.[0] : c === undefined ? f[0] : c[1].lastActivityMs <= f[1].lastActivityMs ? c[0] : f[0];
       if (victim === undefined) return;
       this.remove(victim, 'session_capacity', now);
+    }
+  }
+
+  /** Evicts the least recently updated sessions (never `keep`, the one being written) until the events held fit. */
+  private enforceEventCapacity(keep: string, now: number): void {
+    while (this.eventCount > this.opts.maxTrackedEvents) {
+      const f = firstEntry(this.full, keep);
+      if (f === undefined) return;
+      this.remove(f[0], 'event_capacity', now);
     }
   }
 

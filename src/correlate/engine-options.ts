@@ -4,6 +4,12 @@ export interface EngineOptions {
   decisionWindowMs: number;
   /** Sessions tracked at once; past it the least recently updated is evicted (drop `session_capacity`). Default 100000. */
   maxSessions: number;
+  /**
+   * SSE event spans held across all sessions; past it the least recently updated sessions are
+   * evicted whole (drop `event_capacity`) until it holds again. Bounds memory where `maxSessions`
+   * bounds only the count (each event ~0.3-0.5 KB of heap). Default 4000000.
+   */
+  maxTrackedEvents: number;
   /** SSE event spans kept per incarnation and side; the oldest go first (drop `events_per_session`). Default 256. */
   maxEventsPerIncarnation: number;
   /** Requests kept per session; the oldest go first (drop `requests_per_session`). Default 256. */
@@ -26,6 +32,7 @@ export interface EngineOptions {
 export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   decisionWindowMs: 10_000,
   maxSessions: 100_000,
+  maxTrackedEvents: 4_000_000,
   maxEventsPerIncarnation: 256,
   maxRequestsPerSession: 256,
   maxIncarnationsPerSession: 16,

@@ -10,6 +10,7 @@ export const systemClock: Clock = { now: () => Date.now() };
 /** Why the engine let go of data before it could decide on it; `forkwatch_correlation_dropped_total{reason}`. */
 export type DropReason =
   | 'session_capacity' // a new session evicted the least recently updated one
+  | 'event_capacity' // the engine held more events than maxTrackedEvents: the least recently updated sessions were evicted
   | 'events_per_session' // a session's oldest events were dropped to make room
   | 'requests_per_session' // a session's oldest pending requests were dropped
   | 'session_expired'; // a session idle past the TTL was expired (counted, and treated as a signal)

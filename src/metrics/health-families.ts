@@ -4,6 +4,7 @@ import type { DropReason } from '../correlate/types.js';
 /** The `reason` values of `forkwatch_correlation_dropped_total`, zero-initialised. */
 export const DROP_REASONS: readonly DropReason[] = [
   'session_capacity',
+  'event_capacity',
   'events_per_session',
   'requests_per_session',
   'session_expired',

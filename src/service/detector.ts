@@ -64,6 +64,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
   const engine = new CorrelationEngine(clock, listener, {
     decisionWindowMs: config.decisionWindowMs,
     maxSessions: config.maxSessions,
+    maxTrackedEvents: config.maxTrackedEvents,
     maxEventsPerIncarnation: config.maxEventsPerIncarnation,
     maxRequestsPerSession: config.maxRequestsPerSession,
     sessionTtlMs: config.sessionTtlMs,
