@@ -144,15 +144,12 @@ export function interleave(queues: Uint8Array[][]): Uint8Array[] {
 const WARM_SPANS = Math.max(0, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_WARM ?? 1_000_000)) || 0);
 const MEASURE_SPANS = Math.max(0, Math.trunc(Number(process.env.FORKWATCH_BENCH_WIRE_MEASURE ?? 250_000)) || 0);
 
-/** Whole measured passes of a payload set of `spans` spans: FORKWATCH_BENCH_WIRE_MEASURE spans, at least two. */
-function measuredPasses(spans: number): number {
-  return Math.max(2, Math.ceil(MEASURE_SPANS / spans));
+/** Whole passes of a payload set of `spans` spans that send at least `target` spans, and at least `least` passes. */
+function passesFor(target: number, spans: number, least: number): number {
+  return Math.max(least, Math.ceil(target / spans));
 }
-
-/** Whole warm-up passes of a payload set of `spans` spans: FORKWATCH_BENCH_WIRE_WARM spans, at least one pass. */
-function warmPasses(spans: number): number {
-  return Math.max(1, Math.ceil(WARM_SPANS / spans));
-}
+const warmPasses = (spans: number): number => passesFor(WARM_SPANS, spans, 1);
+const measuredPasses = (spans: number): number => passesFor(MEASURE_SPANS, spans, 2);
 const PARTS = new Set((process.env.FORKWATCH_BENCH_WIRE ?? 'requests,max,stages,lag,gateway').split(','));
 
 async function detector(dir: string, name: string): Promise<DetectorProc> {
@@ -214,6 +211,8 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
       for (const t of PARTS.has('max') || PARTS.has('lag') ? TRANSPORTS : []) {
         const d = await detector(dir, `max-${label}-${t.name.replace(/\W/g, '')}`);
         const { senders, close } = t.senders(d);
+        // What the process holds before any span: the baseline of the memory per span printed below.
+        const rssAtStart = residentMiB(d.pid).now;
         try {
           // Warm-up passes, then the measured passes, each of fresh sessions.
           const prep = (n: number): Uint8Array[][] => rekey(p.byExporter, n).map((q) => q.map((b) => (t.gzip ? gzipSync(b) : b)));
@@ -233,7 +232,7 @@ export async function benchWire(print: (line: string) => void): Promise<void> {
           const sent = p.forkwatchSpans * (warmPasses(p.spans) + measured);
           maxRate.set(`${label} ${t.name}`, spans / secs);
           print(
-            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt(forkwatchSpans / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt(forkwatchSpans / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)} | RSS ${rss.now.toFixed(0)} MiB (peak ${rss.peak.toFixed(0)}) after ${fmt(sent)} forkwatch spans`,
+            `  ${label.padEnd(4)} ${t.name.padEnd(18)} ${fmt(spans / secs).padStart(9)} spans/s = ${fmt(forkwatchSpans / secs).padStart(8)} forkwatch spans/s | detector ${((cpu / spans) * 1e6).toFixed(2)} µs CPU/span, ${fmt(spans / cpu)} spans/CPU-s = ${fmt(forkwatchSpans / cpu)} forkwatch spans/CPU-s (main thread ${((main / cpu) * 100).toFixed(0)} %) | ratio ${ratio.toFixed(2)} | RSS ${rss.now.toFixed(0)} MiB (peak ${rss.peak.toFixed(0)}, ${rssAtStart.toFixed(0)} at start) after ${fmt(sent)} forkwatch spans = ${fmt(((rss.now - rssAtStart) * 1024 * 1024) / sent)} B each`,
           );
         } finally {
           close();
