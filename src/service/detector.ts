@@ -41,7 +41,7 @@ export interface RunningDetector {
  * previous run before it accepts spans.
  */
 export async function startDetector(config: DetectorConfig, logger: DiagLogger, clock: Clock = systemClock): Promise<RunningDetector> {
-  const store = openStore({ path: config.db, retentionMs: config.retentionMs });
+  const store = openStore({ path: config.db, retentionMs: config.retentionMs, maxKeptEvents: config.maxKeptEvents });
   const metrics = createMetrics({ maxServices: config.maxServices, processMetrics: true });
   let pipeline: IngestPipeline | undefined;
   const listener: EngineListener = {
@@ -69,6 +69,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     maxRequestsPerSession: config.maxRequestsPerSession,
     sessionTtlMs: config.sessionTtlMs,
     compactAfterMs: config.compactAfterMs,
+    maxKeptEvents: config.maxKeptEvents,
     reissueWindowMs: config.reissueWindowMs,
     maxStatelessCalls: config.maxStatelessCalls,
   });
