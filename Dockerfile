@@ -34,7 +34,7 @@ RUN printf '#!/bin/sh\nexec node /app/dist/cli/bin.js "$@"\n' > /usr/local/bin/f
 USER node
 VOLUME /data
 # 4318 OTLP/HTTP, 9464 API + /metrics
-EXPOSE 4318 9464
+EXPOSE 4317 4318 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.FORKWATCH_HTTP_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["forkwatch"]

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
 
   // ---- configuration and CLI ----
   FORKWATCH_ERR_CLI_USAGE: { status: 500, message: '%s' },
+  FORKWATCH_ERR_LISTEN: { status: 500, message: 'cannot listen on %s: %s; stop what holds it or choose another port with %s (0: any free port)' },
 
   // ---- OTLP receiver ----
   FORKWATCH_ERR_UNAUTHORIZED: { status: 401, message: 'missing or invalid bearer token' },

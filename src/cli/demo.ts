@@ -15,6 +15,7 @@ import { createJsonLogger } from '../service/json-logger.js';
 import { startDetector, type RunningDetector } from '../service/detector.js';
 import { UI_PREFIX, uiFindingPath, uiSessionPath } from '../ui/ui-paths.js';
 import { createForkwatchProxy } from '../proxy/index.js';
+import { wireViewNote } from '../demo/wire-view-note.js';
 
 const SCENARIOS = ['naive', 'guarded', 'healthy', 'proxy'] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -204,10 +205,15 @@ export async function runDemo(argv: string[]): Promise<number> {
           continue;
         }
         for (const line of formatScenarioResult(result)) print(line);
+        if (scenario === 'proxy') for (const line of wireViewNote(result)) print(line);
       }
       if (flags.loop) await new Promise((r) => setTimeout(r, flags.intervalMs));
     } while (flags.loop && iteration < Number.MAX_SAFE_INTEGER);
-    if (!detector) return 0;
+    if (!detector) {
+      print('');
+      for (const line of externalDetectorNote(endpoint, windowMs)) print(line);
+      return 0;
+    }
     print('');
     print(`what the detector found (after its ${windowMs} ms decision window):`);
     const findings = await settledFindings(detector, windowMs, flags.scenarios.includes('naive') || flags.scenarios.includes('proxy'));
@@ -243,4 +249,24 @@ export async function runDemo(argv: string[]): Promise<number> {
   } finally {
     await detector?.close();
   }
+}
+
+/**
+ * The end of a run against a detector of one's own (`--otlp-endpoint`): where the findings will
+ * appear, and that they take that detector's decision window after the last span.
+ */
+export function externalDetectorNote(endpoint: string, demoWindowMs: number): string[] {
+  let api = 'http://<detector>:9464';
+  try {
+    const u = new URL(endpoint);
+    api = `${u.protocol}//${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:9464`;
+  } catch {
+    // keep the placeholder
+  }
+  return [
+    `spans exported to ${endpoint}/v1/traces; the findings appear on that detector once its decision window has passed after the last span`,
+    `(--decision-window-ms, default 10 s; this demo's own detector uses ${demoWindowMs} ms), then:`,
+    `  incident view: ${api}/ui/   findings: curl -s '${api}/api/v1/findings?since=15m' | jq '.items[] | {kind, service, summary}'`,
+    '  (9464 is the default --http-port; use your detector\'s API address if it differs)',
+  ];
 }

@@ -18,7 +18,8 @@ Usage:
                                       against a guarded one (starts everything it needs)
   forkwatch analyze [--json] FILE...  offline forensics over OTLP JSON exports (one
                                       ExportTraceServiceRequest per line); exit 1 if findings;
-                                      --json prints the findings as one JSON array (API shapes)
+                                      --json prints one JSON object: {spans, badLines,
+                                      findings} (findings in the API's shape)
   forkwatch proxy --upstream URL      sidecar reverse proxy in front of any MCP server: emits
                                       the server-side spans from the wire; --guard enforces
                                       the resume decision boundary ('forkwatch proxy --help')
@@ -75,6 +76,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof ForkwatchError && (err.code === 'FORKWATCH_ERR_CONFIG_INVALID' || err.code === 'FORKWATCH_ERR_CLI_USAGE')) {
       process.stderr.write(`forkwatch: ${err.message}\n`);
       return 2;
+    }
+    // A coded error says what to do in one line; a stack is for what nobody foresaw.
+    if (err instanceof ForkwatchError) {
+      process.stderr.write(`forkwatch: ${err.code}: ${err.message}\n`);
+      return 1;
     }
     process.stderr.write(`forkwatch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;

@@ -57,6 +57,8 @@ export const DEFAULT_CONFIG = {
   sessionTtlMs: 15 * 60_000,
   /** An idle, decided session is compacted to a summary after this long, ms. */
   compactAfterMs: 60_000,
+  /** Events in a session's lineage, and in the lineage kept with its findings after compaction or expiry (ordinary events cut first, oldest first). */
+  maxKeptEvents: 200,
   /** Stateless transport: a call with the same method, tool and argument digest sent within this long after a call's stream broke is its re-issue; a broken call not re-issued within it is orphaned, ms. */
   reissueWindowMs: 30_000,
   /** Stateless transport: calls tracked at once; the least recently updated is forgotten past this. */
@@ -107,6 +109,7 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   maxRequestsPerSession: { min: 1, max: 1_000_000, integer: true },
   sessionTtlMs: { min: 1000, max: 30 * 24 * 3_600_000 },
   compactAfterMs: { min: 0, max: 30 * 24 * 3_600_000 },
+  maxKeptEvents: { min: 1, max: 100_000, integer: true },
   reissueWindowMs: { min: 0, max: 3_600_000 },
   maxStatelessCalls: { min: 1, max: 100_000_000, integer: true },
   tickIntervalMs: { min: 10, max: 60_000 },

@@ -1,18 +1,21 @@
 import type { LineageEvent, LineageIncarnation, LineageRequest, LineageResume, SessionLineage, SpanRef } from '../model/lineage.js';
 import type { ResumeOutcome } from '../model/finding.js';
 import { outcomeOfStatus } from './analyze-session.js';
+import { boundLineage, DEFAULT_KEPT_LINEAGE_BOUNDS } from './kept-lineage.js';
 import type { CompactSession, SessionState, SpanFact } from './session-state.js';
-
-/** Events listed in a lineage, newest kept: the API answer stays small. */
-const MAX_LINEAGE_EVENTS = 200;
 
 const ref = (f: SpanFact, observer?: string): SpanRef =>
   f.side === 'server' && observer !== undefined
     ? { traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs, observer }
     : { traceId: f.traceId, spanId: f.spanId, side: f.side, timeMs: f.timeMs };
 
-/** The lineage view (GET /api/v1/sessions/:key) of a session's state or of its compacted summary. */
-export function buildLineage(s: SessionState | CompactSession): SessionLineage {
+/**
+ * The lineage view (GET /api/v1/sessions/:key) of a session's state or of its compacted summary,
+ * events cut to `maxEvents` (default 200) as {@link boundLineage} cuts them: the API answer stays
+ * small, and the picture is the one kept with the session's findings after compaction. A
+ * summary's lineage names only its incarnations and says the rest is `missing`.
+ */
+export function buildLineage(s: SessionState | CompactSession, maxEvents = DEFAULT_KEPT_LINEAGE_BOUNDS.maxEvents): SessionLineage {
   // Server refs name the session's observer (a proxy): the incident view draws them in its lane.
   const obs = 'serverObserver' in s ? s.serverObserver : undefined;
   const service = s.serverService ?? s.clientService ?? 'unknown_service';
@@ -34,6 +37,7 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
       createdBy,
       eventCount: 0,
     }));
+    base.missing = ['events', 'resumes', 'requests'];
     return base;
   }
   const incs = new Map<string, LineageIncarnation>();
@@ -71,7 +75,7 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
     if (e.replayed !== undefined) le.replayed = e.replayed;
     events.push(le);
   }
-  base.events = events.slice(-MAX_LINEAGE_EVENTS);
+  base.events = events;
   base.resumes = s.resumes.map((r) => {
     const lr: LineageResume = { ...ref(r, obs), lastEventId: r.lastEventId };
     if (r.status !== undefined) lr.status = r.status;
@@ -98,5 +102,5 @@ export function buildLineage(s: SessionState | CompactSession): SessionLineage {
     return lr;
   });
   base.incarnations = [...incs.values()];
-  return base;
+  return boundLineage(base, { ...DEFAULT_KEPT_LINEAGE_BOUNDS, maxEvents, maxIncarnations: Infinity, maxResumes: Infinity, maxRequests: Infinity });
 }

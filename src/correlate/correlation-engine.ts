@@ -1,7 +1,7 @@
 import type { SessionLineage } from '../model/lineage.js';
 import type { SpanRecord } from '../model/span-record.js';
 import { ATTR_SESSION_KEY, ATTR_SIDE } from '@forkwatch/instrumentation/semconv';
-import { buildLineage } from './build-lineage.js';
+import { attachKept, heldLineage, lineageToKeep } from './engine-lineage.js';
 import { compactSession, isLive, unsettledRequests } from './compact-session.js';
 import type { EngineOptions } from './engine-options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './engine-options.js';
@@ -40,6 +40,11 @@ export class CorrelationEngine {
   private readonly scratch = newRecordResult();
   /** What each session's next save is written against (delta or whole). */
   private readonly journal = new StateJournal();
+  /**
+   * Lineages of sessions with findings, taken whole when they were compacted or dropped, until
+   * {@link takeDirty} hands them to storage (which bounds them): the evidence outlives the state.
+   */
+  private readonly kept = new Map<string, SessionLineage>();
   // The session of the previous span of the batch being ingested: a batch holds runs of spans of
   // one session (each exporter batches its own spans), and a run then costs no Map lookups.
   // Valid within one ingest() call; forget() clears it, so it never holds a dropped session.
@@ -166,11 +171,15 @@ export class CorrelationEngine {
     };
   }
 
-  /** What the engine knows of one session key, or undefined when it tracks none. */
+  /**
+   * What the engine knows of one session key, or undefined when it tracks none: `source` `live`
+   * (its full state) or `compacted` (its summary, with the lineage kept at compaction while that
+   * is not yet handed to storage; the caller merges what storage kept).
+   */
   lineage(key: string): SessionLineage | undefined {
-    const s = this.full.get(key) ?? this.compacted.get(key);
-    return s === undefined ? undefined : buildLineage(s);
+    return heldLineage(this.full.get(key), this.compacted.get(key), this.kept.get(key), this.opts.maxKeptEvents);
   }
+
 
   /**
    * The saved form of every session changed since the last call (see takeSavedSessions): at most
@@ -179,7 +188,9 @@ export class CorrelationEngine {
    * must be stored (or merged in order with the next call's) for later ones to apply.
    */
   takeDirty(max = Infinity, maxBytes = Infinity): SavedSession[] {
-    return takeSavedSessions(this.dirty, this.full, this.compacted, this.journal, max, maxBytes);
+    const out = takeSavedSessions(this.dirty, this.full, this.compacted, this.journal, max, maxBytes);
+    attachKept(out, this.kept);
+    return out;
   }
 
   /** Sessions changed since the last {@link takeDirty}. */
@@ -310,6 +321,7 @@ export class CorrelationEngine {
   private remove(key: string, reason: DropReason, now: number): void {
     const s = this.full.get(key);
     if (s !== undefined && this.pending.has(key)) this.decideSafely(s, now);
+    if (s !== undefined) this.keepLineage(s);
     // Unresolved orphans of a dropped session stop counting as orphaned now.
     this.uncountOrphans(key);
     this.forget(key);
@@ -341,7 +353,14 @@ export class CorrelationEngine {
     this.pending.delete(key);
   }
 
+  /** A session with findings about to lose its full state: its lineage goes to storage with them. */
+  private keepLineage(s: SessionState): void {
+    const l = lineageToKeep(s, this.kept.get(s.key));
+    if (l !== undefined) this.kept.set(s.key, l);
+  }
+
   private compact(s: SessionState): void {
+    this.keepLineage(s);
     const c = compactSession(s, this.opts.maxIncarnationsPerSession);
     this.forget(s.key);
     this.compacted.set(s.key, c);

@@ -22,6 +22,12 @@ export interface EngineOptions {
   sessionTtlMs: number;
   /** A decided session idle this long (ms) is compacted to a small summary. Default 60000. */
   compactAfterMs: number;
+  /**
+   * Events in a session's lineage (the API's and the incident view's) and in the lineage kept
+   * with its findings once it is compacted or dropped; see boundLineage for what is cut first.
+   * Default 200.
+   */
+  maxKeptEvents: number;
   /** Stateless transport: ms after a call's stream broke (client clock; server clock without client spans) within which a call with the same method, tool and argument digest is its re-issue. Default 30000. */
   reissueWindowMs: number;
   /** Stateless transport: calls tracked at once; past it the least recently updated is forgotten. Default 100000. */
@@ -39,6 +45,7 @@ export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   maxResumesPerSession: 64,
   sessionTtlMs: 900_000,
   compactAfterMs: 60_000,
+  maxKeptEvents: 200,
   reissueWindowMs: 30_000,
   maxStatelessCalls: 100_000,
 });

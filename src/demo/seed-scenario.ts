@@ -254,6 +254,12 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
         reaped: server.reapedCount(),
         reinitializedByClient: Math.max(0, obs.created.filter((c) => c.by === 'initialize').length - 1),
       },
+      rehydrations: obs.created
+        .filter((c) => c.by === 'rehydrate')
+        .map((c) => {
+          const reaped = obs.reaped.find((r) => r.sessionId === c.sessionId && r.life === c.life);
+          return reaped === undefined ? { life: c.life, method: c.method } : { life: c.life, method: c.method, events: reaped.eventsEvicted };
+        }),
       proxy: { connections: px.stats.connections, severed: px.stats.severed, refused: px.stats.refused, bytesDown: px.stats.bytesDown },
     };
   } finally {

@@ -177,5 +177,7 @@ export interface ScenarioResult {
   sequenceRegressions: Array<{ fromEventId: string; toEventId: string }>;
   /** Server side: sessions created by initialize vs rehydrated, reaped. */
   sessions: { initialized: number; rehydrated: number; reaped: number; reinitializedByClient: number };
+  /** Each rehydration: the life it began, the request method that caused it, and the events that life logged (when it was reaped before the run ended). */
+  rehydrations?: Array<{ life: number; method: string; events?: number }>;
   proxy: { connections: number; severed: number; refused: number; bytesDown: number };
 }

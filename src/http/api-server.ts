@@ -7,7 +7,7 @@ import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
 import { LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE, askPeers, isFindingsPage, localScopeUrl, mergeFindingPages } from './api-peers.js';
 import type { PeerOptions, UnavailableReplica } from './api-peers.js';
-import { lineageFromFindings } from './api-stored-lineage.js';
+import { sessionAnswer } from './session-answer.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
 import { AuthThrottle, DEFAULT_AUTH_FAILURES_PER_MINUTE } from './auth-throttle.js';
@@ -130,10 +130,8 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req, reply) => {
     const key = req.params.key;
-    const findings = options.store.findingsForSession(key);
-    const live = options.lineage(key);
-    const lineage = live ?? (findings.length > 0 ? lineageFromFindings(key, findings) : undefined);
-    const local = lineage ? { ...lineage, source: live ? 'live' : 'stored', findings: findings.map(findingJson) } : undefined;
+    const answer = sessionAnswer(key, options.lineage, options.store);
+    const local = answer ? { ...answer.lineage, findings: answer.findings.map(findingJson) } : undefined;
     if (!fanOut(req)) {
       if (!local) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
       return local;

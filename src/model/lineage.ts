@@ -61,6 +61,17 @@ export interface LineageRequest {
   outcome?: string;
 }
 
+/**
+ * Where a lineage answer came from: `live` the correlator's full state of the session; `compacted`
+ * the correlator holds only its summary (the picture is the lineage kept with its findings, or
+ * the summary's incarnations alone for a clean session); `stored` the correlator holds nothing
+ * (expired, evicted, or not yet seen since a restart) and the answer is read from SQLite.
+ */
+export type LineageSource = 'live' | 'compacted' | 'stored';
+
+/** Lists of a lineage that can be gone while the session is still known. */
+export type LineagePart = 'events' | 'resumes' | 'requests';
+
 /** Everything the detector knows of one session key: GET /api/v1/sessions/:key. */
 export interface SessionLineage {
   sessionKey: string;
@@ -75,4 +86,14 @@ export interface SessionLineage {
   findingIds: string[];
   /** Detector clock, epoch ms, of the last span ingested for this key. */
   lastActivityMs: number;
+  /** Set by the engine and the API; absent on a lineage kept in storage. */
+  source?: LineageSource;
+  /**
+   * Parts no longer held (their list is empty or partial because the data is gone, not because
+   * the session had none): a clean session after compaction, or findings stored before lineages
+   * were kept. Empty when the answer is the whole picture, bounds aside.
+   */
+  missing?: LineagePart[];
+  /** Events left out by the per-session bound (the oldest ordinary ones first). */
+  eventsOmitted?: number;
 }

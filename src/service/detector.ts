@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DetectorConfig } from '../config/defaults.js';
 import { splitPeers } from '../config/load-config.js';
 import { CorrelationEngine } from '../correlate/correlation-engine.js';
+import { listenOrExplain, probePort } from './listen-or-explain.js';
 import { systemClock, type Clock, type EngineListener } from '../correlate/types.js';
 import { createApiServer } from '../http/api-server.js';
 import { createOtlpServer } from '../http/otlp-server.js';
@@ -41,7 +42,7 @@ export interface RunningDetector {
  * previous run before it accepts spans.
  */
 export async function startDetector(config: DetectorConfig, logger: DiagLogger, clock: Clock = systemClock): Promise<RunningDetector> {
-  const store = openStore({ path: config.db, retentionMs: config.retentionMs });
+  const store = openStore({ path: config.db, retentionMs: config.retentionMs, maxKeptEvents: config.maxKeptEvents });
   const metrics = createMetrics({ maxServices: config.maxServices, processMetrics: true });
   let pipeline: IngestPipeline | undefined;
   const listener: EngineListener = {
@@ -69,6 +70,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     maxRequestsPerSession: config.maxRequestsPerSession,
     sessionTtlMs: config.sessionTtlMs,
     compactAfterMs: config.compactAfterMs,
+    maxKeptEvents: config.maxKeptEvents,
     reissueWindowMs: config.reissueWindowMs,
     maxStatelessCalls: config.maxStatelessCalls,
   });
@@ -147,10 +149,12 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       ready: () => ready && !p.storageFailing,
       notReadyReason: () => (p.storageFailing ? `storage: ${p.storageError ?? 'commit failed'}` : ready ? undefined : 'starting or stopping'),
     });
-    const otlpAddr = await otlp.listen({ host: config.host, port: config.otlpPort });
-    const grpcPort = await grpc.listen(config.host, config.otlpGrpcPort);
+    const otlpAddr = await listenOrExplain(config.host, config.otlpPort, '--otlp-port', () => otlp!.listen({ host: config.host, port: config.otlpPort }));
+    // grpc-js logs its own bind failure before throwing: a busy port is reported before it tries.
+    await probePort(config.host, config.otlpGrpcPort, '--otlp-grpc-port');
+    const grpcPort = await listenOrExplain(config.host, config.otlpGrpcPort, '--otlp-grpc-port', () => grpc!.listen(config.host, config.otlpGrpcPort));
     const grpcAddr = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${grpcPort}`;
-    const httpAddr = await api.listen({ host: config.host, port: config.httpPort });
+    const httpAddr = await listenOrExplain(config.host, config.httpPort, '--http-port', () => api!.listen({ host: config.host, port: config.httpPort }));
     timers.push(setInterval(() => p.tick(), config.tickIntervalMs));
     timers.push(
       setInterval(() => {

@@ -4,6 +4,7 @@ import type { Finding } from '../model/finding.js';
 import type { SpanRecord } from '../model/span-record.js';
 import type { IngestRefusal } from '../otlp/ingest-sink.js';
 import type { SessionStateChange, Store } from '../storage/store.js';
+import { mergeLineages } from '../correlate/kept-lineage.js';
 
 /** What the pipeline needs of the correlation engine. */
 export interface EnginePort {
@@ -306,17 +307,26 @@ function describe(err: unknown): string {
  * before for its key; chunks appended later follow the earlier ones (the engine wrote each
  * against the state that the earlier ones end in).
  */
+const UNBOUNDED = { maxEvents: Infinity, maxIncarnations: Infinity, maxResumes: Infinity, maxRequests: Infinity };
+
 function mergeStates(a: SessionStateChange[], b: SessionStateChange[]): SessionStateChange[] {
   if (a.length === 0) return b;
   const byKey = new Map<string, SessionStateChange>();
   for (const s of a) byKey.set(s.key, s);
   for (const s of b) {
     const prev = byKey.get(s.key);
-    if (prev === undefined || s.state !== undefined || s.log === undefined) byKey.set(s.key, s);
+    let next: SessionStateChange;
+    if (prev === undefined || s.state !== undefined || s.log === undefined) next = s;
     else {
       const log = [...(prev.log ?? []), ...s.log];
-      byKey.set(s.key, prev.state === undefined ? { key: s.key, log } : { key: s.key, state: prev.state, log });
+      next = prev.state === undefined ? { key: s.key, log } : { key: s.key, state: prev.state, log };
     }
+    // A kept lineage is never replaced: the store merges each with what it holds, so do the same.
+    const evidence = prev?.evidence === undefined ? s.evidence : s.evidence === undefined ? prev.evidence : mergeLineages(prev.evidence, s.evidence, UNBOUNDED);
+    const out: SessionStateChange = { ...next };
+    if (evidence === undefined) delete out.evidence;
+    else out.evidence = evidence;
+    byKey.set(s.key, out);
   }
   return [...byKey.values()];
 }

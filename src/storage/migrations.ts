@@ -62,6 +62,15 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX session_log_by_sid ON session_log (sid);
   `,
+  // 4: the lineage kept with a session's findings (JSON of a SessionLineage), written when the
+  // correlator compacts or drops a session with findings; deleted with the key's last finding.
+  `
+  CREATE TABLE session_evidence (
+    session_key TEXT PRIMARY KEY,
+    updated_ms  INTEGER NOT NULL,
+    lineage     TEXT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -2,6 +2,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite } from './sqlite-driver.js';
 import { ForkwatchError, createError } from '../errors.js';
 import type { Finding } from '../model/finding.js';
+import type { SessionLineage } from '../model/lineage.js';
+import { DEFAULT_KEPT_LINEAGE_BOUNDS, mergeLineages, storableLineage } from '../correlate/kept-lineage.js';
 import { decodeFindingsCursor, encodeFindingsCursor } from './findings-cursor.js';
 import { mergeFinding } from './merge-finding.js';
 import { migrate } from './migrations.js';
@@ -28,6 +30,8 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /** Clock stamping session-state updates, epoch ms; default `Date.now`. */
   now?: () => number;
+  /** Events in a lineage kept with a session's findings (`--max-kept-events`); default 200. */
+  maxKeptEvents?: number;
 }
 
 /** Default {@link OpenStoreOptions.busyTimeoutMs}. */
@@ -77,6 +81,23 @@ export function openStore(options: OpenStoreOptions): Store {
       'SELECT json FROM findings WHERE session_key = ? ORDER BY first_seen_ms, id LIMIT ?',
     ),
     pruneFindings: db.prepare<[number]>('DELETE FROM findings WHERE detected_at_ms < ?'),
+    getEvidence: db.prepare<[string], { lineage: string }>('SELECT lineage FROM session_evidence WHERE session_key = ?'),
+    putEvidence: db.prepare<[string, number, string]>(
+      `INSERT INTO session_evidence (session_key, updated_ms, lineage) VALUES (?, ?, ?)
+       ON CONFLICT (session_key) DO UPDATE SET updated_ms = excluded.updated_ms, lineage = excluded.lineage`,
+    ),
+    pruneEvidence: db.prepare(
+      'DELETE FROM session_evidence WHERE NOT EXISTS (SELECT 1 FROM findings WHERE findings.session_key = session_evidence.session_key)',
+    ),
+  };
+  const bounds = { ...DEFAULT_KEPT_LINEAGE_BOUNDS, ...(options.maxKeptEvents !== undefined ? { maxEvents: options.maxKeptEvents } : {}) };
+  const keepEvidence = (key: string, l: SessionLineage, stampMs: number): void => {
+    // The spans the session's findings cite are the last events the bound cuts.
+    const cited = new Set<string>();
+    for (const r of stmt.forSession.all(key, MAX_PAGE_SIZE)) for (const e of (JSON.parse(r.json) as Finding).evidence) cited.add(e.spanId);
+    const row = stmt.getEvidence.get(key);
+    const merged = mergeLineages(row ? (JSON.parse(row.lineage) as SessionLineage) : { ...l, incarnations: [], events: [], resumes: [], requests: [], findingIds: [] }, storableLineage(l), bounds, cited);
+    stmt.putEvidence.run(key, stampMs, JSON.stringify(merged));
   };
   const states = guard('open', () => {
     try {
@@ -104,6 +125,7 @@ export function openStore(options: OpenStoreOptions): Store {
         json: JSON.stringify(merged),
       });
     }
+    for (const c of batch.states) if (c.evidence !== undefined) keepEvidence(c.key, c.evidence, stampMs);
     return states.write(batch.states, stampMs);
   });
 
@@ -182,6 +204,13 @@ export function openStore(options: OpenStoreOptions): Store {
       return guard('get session state', () => states.get(key));
     },
 
+    getSessionEvidence(key) {
+      return guard('get session evidence', () => {
+        const row = stmt.getEvidence.get(key);
+        return row ? (JSON.parse(row.lineage) as SessionLineage) : undefined;
+      });
+    },
+
     getSessionLog(key) {
       return guard('get session log', () => states.log(key));
     },
@@ -192,6 +221,7 @@ export function openStore(options: OpenStoreOptions): Store {
         db.transaction(() => ({
           findings: stmt.pruneFindings.run(cutoff).changes,
           rows: states.prune(cutoff),
+          evidence: stmt.pruneEvidence.run().changes,
         }))(),
       );
       states.forget(pruned.rows);

@@ -1,4 +1,5 @@
 import type { Finding, FindingKind } from '../model/finding.js';
+import type { SessionLineage } from '../model/lineage.js';
 
 /**
  * A saved engine session: text (JSON formats) or bytes (binary format). SQLite keeps either in
@@ -16,6 +17,12 @@ export interface SessionStateChange {
   key: string;
   state?: SessionStateData | null;
   log?: Uint8Array[];
+  /**
+   * The session's lineage as the correlator held it when it compacted or dropped a session with
+   * findings: merged with the lineage stored for the key, bounded (see boundLineage, the spans
+   * its findings cite kept first), and kept while the key has findings, whatever `state` says.
+   */
+  evidence?: SessionLineage;
 }
 
 /** A stored session: its whole state and the chunks appended to its log since, oldest first (absent when none). */
@@ -74,9 +81,14 @@ export interface Store {
   loadSessionStates(): Iterable<StoredSessionState>;
   /** The whole state last written for `key` (without its log). */
   getSessionState(key: string): SessionStateData | undefined;
+  /** The lineage kept with `key`'s findings (see {@link SessionStateChange.evidence}), if any. */
+  getSessionEvidence(key: string): SessionLineage | undefined;
   /** The chunks appended to `key`'s log since its whole state was written, oldest first. */
   getSessionLog(key: string): Uint8Array[];
-  /** Deletes findings detected and session states last updated more than the retention ago. */
+  /**
+   * Deletes findings detected and session states last updated more than the retention ago, and
+   * the kept lineages of keys left without findings.
+   */
   prune(nowMs: number): { findings: number; states: number };
   /**
    * Copies the WAL into the main file and truncates it (`wal_checkpoint(TRUNCATE)`), giving its

@@ -79,3 +79,27 @@ test('analyze: usage errors exit 2', () => {
   assert.equal(cli(['analyze']).status, 2);
   assert.equal(cli(['analyze', '/nonexistent/file.jsonl']).status, 2);
 });
+
+test('serve on a port already in use: one FORKWATCH_ERR_LISTEN line naming the address and the flag, exit 1, no stack', { timeout: 60_000 }, async (t) => {
+  const { createServer } = await import('node:net');
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  t.after(() => busy.close());
+  const port = (busy.address() as { port: number }).port;
+  for (const flag of ['--otlp-grpc-port', '--http-port', '--otlp-port']) {
+    const ports: Record<string, string> = { '--otlp-port': '0', '--otlp-grpc-port': '0', '--http-port': '0', [flag]: String(port) };
+    const r = cli(['serve', '--host', '127.0.0.1', '--db', ':memory:', ...Object.entries(ports).flat()]);
+    assert.equal(r.status, 1, `${flag}: ${r.stderr}`);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, `${flag}: one line, got ${r.stderr}`);
+    assert.match(lines[0]!, new RegExp(`^forkwatch: FORKWATCH_ERR_LISTEN: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use; .*${flag}`));
+    assert.doesNotMatch(r.stderr, /\n\s+at |No address added/);
+  }
+});
+
+test('analyze --help says what --json prints: one object {spans, badLines, findings}', () => {
+  const top = cli(['--help']);
+  assert.match(top.stdout, /--json prints one JSON object: \{spans, badLines,\s+findings\}/);
+  const json = JSON.parse(cli(['analyze', '--json', fixture('seed-naive-stock')]).stdout) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(json).sort(), ['badLines', 'findings', 'spans']);
+});

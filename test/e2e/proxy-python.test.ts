@@ -16,7 +16,7 @@ import { reservePort } from './helpers/reserve-port.js';
 import { explain, runThroughProxy, settledFindings, sharedDetector } from './helpers/proxy-scenario.js';
 
 const python = pythonVenv();
-const skip = python === undefined ? `no Python virtualenv with ${PYTHON_REQUIREMENTS} (.ci/run creates it; or set FORKWATCH_PYTHON_VENV)` : false;
+const skip = python === undefined ? `no Python virtualenv with ${PYTHON_REQUIREMENTS} (bash scripts/install-test-deps.sh creates it; or set FORKWATCH_PYTHON_VENV)` : false;
 const SCRIPT = fileURLToPath(new URL('../fixtures/python/seed_server.py', import.meta.url));
 const detector = sharedDetector();
 after(() => detector.stop());

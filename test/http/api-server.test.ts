@@ -167,6 +167,7 @@ test('sessions: live lineage when the engine has it, else rebuilt from stored fi
   let r = await get(`${url}/api/v1/sessions/${KEY}`);
   assert.equal(r.status, 200);
   assert.equal(r.body.source, 'live');
+  assert.deepEqual(r.body.missing, []);
   assert.equal(r.body.incarnations[0].eventCount, 7);
   assert.deepEqual(r.body.findings.map((f: Finding) => f.id), ['0000000000000001', '0000000000000002']);
   assert.equal(r.body.findings[0].links.session, `/api/v1/sessions/${KEY}`);
@@ -175,6 +176,7 @@ test('sessions: live lineage when the engine has it, else rebuilt from stored fi
   r = await get(`${url}/api/v1/sessions/${KEY}`);
   assert.equal(r.status, 200);
   assert.equal(r.body.source, 'stored');
+  assert.deepEqual(r.body.missing, ['events', 'resumes', 'requests'], 'no lineage kept: says what is gone');
   assert.equal(r.body.sessionKey, KEY);
   assert.deepEqual(r.body.incarnations.map((i: { incarnation: string }) => i.incarnation), ['inc1', 'inc2']);
   assert.deepEqual(r.body.requests, [{ requestId: '3', state: 'orphaned', progressToken: '3', incarnation: 'inc1' }]);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasBinary, run } from './ops-files.js';
 
-const SKIP = hasBinary('amtool') ? false : 'amtool not found: install prometheus-alertmanager (Debian) to run this test';
+const SKIP = hasBinary('amtool') ? false : 'amtool not found: bash scripts/install-test-deps.sh (or Debian: apt-get install prometheus-alertmanager) to run this test';
 const CONFIG = 'collector/alertmanager/alertmanager.yml';
 
 test('amtool check-config accepts alertmanager.yml', { skip: SKIP, timeout: 30_000 }, () => {

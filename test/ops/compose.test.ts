@@ -20,7 +20,7 @@ const YAML_SKIP = NO_YAML ?? false;
 
 test('docker-compose config -q accepts docker-compose.yml', { timeout: 30_000 }, (t) => {
   if (!hasBinary('docker-compose')) {
-    t.skip('docker-compose not found: install docker-compose (CI does) to validate docker-compose.yml');
+    t.skip('docker-compose not found: install docker-compose (bash scripts/install-test-deps.sh does) to validate docker-compose.yml');
     return;
   }
   const r = run('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q']);

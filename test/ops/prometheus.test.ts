@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { hasBinary, repoPath, run } from './ops-files.js';
 
-const SKIP = hasBinary('promtool') ? false : 'promtool not found: install prometheus (Debian: apt-get install prometheus)';
+const SKIP = hasBinary('promtool') ? false : 'promtool not found: bash scripts/install-test-deps.sh (or Debian: apt-get install prometheus)';
 
 test('promtool check config accepts prometheus.yml and the rule files it loads', { skip: SKIP, timeout: 30_000 }, () => {
   const r = run('promtool', ['check', 'config', 'collector/prometheus/prometheus.yml']);

@@ -89,3 +89,31 @@ test('a failed commit of a whole state and the deltas after it is retried with a
   assert.deepEqual(store.committed, [{ key: 'k', state: 'whole', log: [Buffer.from([4, 2]), Buffer.from([4, 3])] }]);
   p.close();
 });
+
+test('kept lineages survive failed commits: two taken for one session before the retry are merged, neither lost', async () => {
+  const store = fullDiskStore();
+  const lineage = (eventId: string): SessionStateChange['evidence'] => ({
+    sessionKey: 'k', service: 's', incarnations: [], resumes: [], requests: [], findingIds: [`f-${eventId}`], lastActivityMs: 0,
+    events: [{ traceId: 't', spanId: `s-${eventId}`, side: 'server', timeMs: 0, eventId }],
+  });
+  let n = 0;
+  const port: EnginePort = {
+    ingest() {},
+    tick() {},
+    takeDirty() {
+      n++;
+      if (n === 1) return [{ key: 'k', state: '{"a":1}', evidence: lineage('e1') }];
+      if (n === 2) return [{ key: 'k', state: null, evidence: lineage('e2') }];
+      return [];
+    },
+  };
+  const p = new IngestPipeline({ engine: port, store, maxQueuedSpans: 100, commitIntervalMs: 1, logger: diag });
+  await assert.rejects(p.offer([span(1)]) as Promise<unknown>);
+  store.full = false;
+  const deadline = Date.now() + STORAGE_RETRY_MS * 4 + 5000;
+  while ((p.storageFailing || store.committed.length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const k = store.committed.filter((c) => c.key === 'k');
+  const evidence = k.flatMap((c) => c.evidence?.events.map((e) => e.eventId) ?? []);
+  assert.deepEqual(evidence.sort(), ['e1', 'e2'], 'both kept lineages reach the store');
+  p.close();
+});

@@ -105,7 +105,10 @@ test('a finding page says what to do, links the runbook section, lists evidence,
   assert.match(r.body, /docs\/runbook\.md#mcpsessionforkdetected/);
   assert.match(r.body, /forkwatch\.session\.created/);
   assert.match(r.body, /<svg [^>]*class="timeline"/);
-  assert.match(r.body, /rebuilt from its stored findings/);
+  assert.match(r.body, /rebuilt from the findings alone; its events, resumes, requests are no longer held/);
+  // Nothing points at a timeline of events that is not there.
+  assert.doesNotMatch(r.body, /Open the timeline below/);
+  assert.match(r.body, /The session&#39;s events are no longer held/);
   // Its own flag on the timeline is outlined; the session's other finding is drawn too.
   assert.equal((r.body.match(/class="flag kind-minted_on_resume current"/g) ?? []).length, 1);
   assert.equal((r.body.match(/class="flag kind-orphaned_progress_token"/g) ?? []).length, 1);

@@ -1,4 +1,5 @@
 import { createError } from '../../errors.js';
+import type { SessionLineage } from '../../model/lineage.js';
 import type { CompactSession, SessionState } from '../session-state.js';
 import { decodeBinarySession } from './binary-session.js';
 import { BINARY_STATE_FORMAT } from './format.js';
@@ -11,6 +12,12 @@ export interface SavedSession {
   key: string;
   state?: string | Uint8Array | null;
   log?: Uint8Array[];
+  /**
+   * The lineage of a session with findings as the correlator held it when it compacted or dropped
+   * the session: stored apart from the state (merged with what is stored for the key) and kept as
+   * long as the key has findings.
+   */
+  evidence?: SessionLineage;
 }
 
 /** True when `state` is the binary whole-state format (the only one a log of deltas applies to). */

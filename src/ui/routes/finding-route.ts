@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { lineageFromFindings } from '../../http/api-stored-lineage.js';
+import { sessionAnswer } from '../../http/session-answer.js';
 import { UI_PAGE_AUTH } from '../ui-auth.js';
 import type { UiOptions } from '../ui-options.js';
 import { renderErrorPage } from '../views/error-view.js';
@@ -12,11 +12,10 @@ export async function findingRoutes(app: FastifyInstance, opts: UiOptions & { si
     reply.type('text/html; charset=utf-8');
     const finding = opts.store.getFinding(req.params.id);
     if (!finding) return reply.code(404).send(renderErrorPage(404, `No finding ${JSON.stringify(req.params.id.slice(0, 64))}.`).value);
-    const sessionFindings = opts.store.findingsForSession(finding.sessionKey);
-    const live = opts.lineage(finding.sessionKey);
-    const lineage = live ? { ...live, source: 'live' } : sessionFindings.length > 0 ? { ...lineageFromFindings(finding.sessionKey, sessionFindings), source: 'stored' } : undefined;
+    const answer = sessionAnswer(finding.sessionKey, opts.lineage, opts.store);
+    const sessionFindings = answer?.findings ?? [finding];
     return reply.send(
-      renderFindingPage({ finding, sessionFindings, nowMs: now(), signedIn: opts.signedIn, ...(lineage ? { lineage } : {}) }).value,
+      renderFindingPage({ finding, sessionFindings, nowMs: now(), signedIn: opts.signedIn, ...(answer ? { lineage: answer.lineage } : {}) }).value,
     );
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { lineageFromFindings } from '../../http/api-stored-lineage.js';
+import { sessionAnswer } from '../../http/session-answer.js';
 import { uiSessionPath } from '../ui-paths.js';
 import { UI_PAGE_AUTH } from '../ui-auth.js';
 import type { UiOptions } from '../ui-options.js';
@@ -23,10 +23,8 @@ export async function sessionRoutes(app: FastifyInstance, opts: UiOptions & { si
   app.get<{ Params: { key: string } }>('/sessions/:key', { config: UI_PAGE_AUTH }, async (req, reply) => {
     reply.type('text/html; charset=utf-8');
     const key = req.params.key;
-    const findings = opts.store.findingsForSession(key);
-    const live = opts.lineage(key);
-    const lineage = live ? { ...live, source: 'live' } : findings.length > 0 ? { ...lineageFromFindings(key, findings), source: 'stored' } : undefined;
-    if (!lineage) return reply.code(404).send(renderErrorPage(404, `The detector knows no session ${JSON.stringify(key.slice(0, 64))}.`).value);
-    return reply.send(renderSessionPage({ lineage, findings, nowMs: now(), signedIn: opts.signedIn }).value);
+    const answer = sessionAnswer(key, opts.lineage, opts.store);
+    if (!answer) return reply.code(404).send(renderErrorPage(404, `The detector knows no session ${JSON.stringify(key.slice(0, 64))}.`).value);
+    return reply.send(renderSessionPage({ lineage: answer.lineage, findings: answer.findings, nowMs: now(), signedIn: opts.signedIn }).value);
   });
 }

@@ -153,8 +153,9 @@ export function renderFindingMarks(marks: readonly FindingMark[], tops: Map<stri
       xs[i] = Math.max(scale.x(marks[i]!.timeMs), end + 4);
       end = xs[i]! + texts[i]!.length * FLAG_CHAR_WIDTH + 8;
     }
-    // Flags pushed past the right edge slide back left together, keeping their order.
-    const over = end - (WIDTH - 2);
+    // Flags pushed past the plot's right end slide back left together, keeping their order: past
+    // it they overhang the lane and, with the outline of the current one, the drawing's edge.
+    const over = end - (PLOT_X1 - 2);
     if (over > 0) for (const i of idx) xs[i] = Math.max(PLOT_X0, xs[i]! - over);
   }
   return html`${marks.map((m, i) => {

@@ -21,7 +21,8 @@ export const IN_LANE = {
   bandTop: 64,
   bandH: 44,
   tickTop: 68,
-  tickBottom: 104,
+  // Ticks stop above the band's label row (baseline bandTop + bandH - 4): they never run through its text.
+  tickBottom: 92,
   /** Request bars take these rows (y of the bar; its label sits 13 below). */
   requestRows: [118, 140] as const,
 } as const;

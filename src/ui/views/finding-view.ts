@@ -21,6 +21,8 @@ export interface FindingViewInput {
 export function renderFindingPage(v: FindingViewInput): SafeHtml {
   const f = v.finding;
   const advice = adviceFor(f.kind);
+  // No "open the timeline below" when the events it would show are gone.
+  const timelineGone = v.lineage === undefined || (v.lineage.missing ?? []).includes('events');
   const evidence = [...f.evidence].sort((a, b) => a.timeMs - b.timeMs);
   const t0 = evidence[0]?.timeMs ?? f.firstSeenMs;
   const facts: Array<[string, SafeHtml | string | undefined]> = [
@@ -48,7 +50,7 @@ export function renderFindingPage(v: FindingViewInput): SafeHtml {
 <p class="summary-box">${f.summary}</p>
 <dl class="facts">${facts.filter(([, val]) => val !== undefined).map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>
 <h2>What to do</h2>
-<ol class="steps">${advice.steps.map((s) => html`<li>${s}</li>`)}</ol>
+<ol class="steps">${advice.steps.map((s) => html`<li>${timelineGone ? withoutTimeline(s) : s}</li>`)}</ol>
 <p>Runbook: <a href="${runbookLink(f.kind)}">${advice.alert}</a> (docs/runbook.md)</p>
 <h2>Evidence</h2>
 <table class="evidence"><thead><tr><th title="relative to the first evidence span">time</th><th>side</th><th>span</th><th>shows</th><th>trace / span id</th></tr></thead><tbody>${rows}</tbody></table>
@@ -57,4 +59,13 @@ ${timeline}
 <p><a href="${uiSessionPath(f.sessionKey)}">The whole session: incarnations, resumes, requests, events</a></p>`,
     { signedIn: v.signedIn },
   );
+}
+
+const OPEN_TIMELINE = 'Open the timeline below';
+
+/** An advice step pointing at the timeline, reworded for a finding whose session's events are gone. */
+function withoutTimeline(step: string): string {
+  if (!step.startsWith(OPEN_TIMELINE)) return step;
+  const rest = step.slice(OPEN_TIMELINE.length).replace(/^[:,]\s*/, '');
+  return `The session's events are no longer held (see the note under "Session timeline"); the evidence spans below are the record${rest ? `: ${rest}` : '.'}`;
 }

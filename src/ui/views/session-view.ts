@@ -1,5 +1,5 @@
 import type { Finding } from '../../model/finding.js';
-import type { SessionLineage } from '../../model/lineage.js';
+import type { LineagePart, SessionLineage } from '../../model/lineage.js';
 import { formatAbsolute, formatAge } from '../format-time.js';
 import { html, type SafeHtml } from '../html.js';
 import { uiFindingPath } from '../ui-paths.js';
@@ -38,6 +38,8 @@ export function renderSessionPage(v: SessionViewInput): SafeHtml {
   const events = l.events.map(
     (e) => html`<tr><td>${time(e.timeMs)}</td><td>${e.side}</td><td class="id">${e.eventId}</td><td>${opt(e.seq)}</td><td class="id">${opt(e.incarnation)}</td><td>${opt(e.jsonrpcKind)} ${opt(e.jsonrpcId)}</td><td>${opt(e.delivery)}${e.replayed ? ' (replayed)' : ''}</td></tr>`,
   );
+  const gone = (part: LineagePart, none: string): string =>
+    l.missing?.includes(part) === true ? `No longer held: the detector kept none of this session's ${part} (see the note above the timeline).` : none;
   const table = (head: string[], rows: SafeHtml[], none: string): SafeHtml =>
     rows.length === 0 ? html`<p class="muted">${none}</p>` : html`<table><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table>`;
   return renderPage(
@@ -53,11 +55,11 @@ ${table(['kind', 'summary', 'age'], findings, 'No findings for this session.')}
 <h2>Incarnations</h2>
 ${table(['incarnation', 'created by', 'source', 'created', 'ended', 'last seq', 'events'], incs, 'No incarnation known.')}
 <h2>Resumes</h2>
-${table(['time', 'side', 'Last-Event-ID', 'status', 'outcome', 'incarnation'], resumes, 'No resume seen.')}
+${table(['time', 'side', 'Last-Event-ID', 'status', 'outcome', 'incarnation'], resumes, gone('resumes', 'No resume seen.'))}
 <h2>Requests</h2>
-${table(['id', 'method', 'progress token', 'state', 'outcome', 'sent'], requests, 'No tracked request.')}
+${table(['id', 'method', 'progress token', 'state', 'outcome', 'sent'], requests, gone('requests', 'No tracked request.'))}
 <details><summary>Events (${l.events.length})</summary>
-${table(['time', 'side', 'event id', 'seq', 'incarnation', 'JSON-RPC', 'delivery'], events, 'No events kept.')}
+${table(['time', 'side', 'event id', 'seq', 'incarnation', 'JSON-RPC', 'delivery'], events, gone('events', 'No events kept.'))}
 </details>`,
     { signedIn: v.signedIn },
   );

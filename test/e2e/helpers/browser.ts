@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 
-/** Debian's chromium (`apt-get install chromium`); .ci/run installs it. */
+/** Debian's chromium (`apt-get install chromium`); scripts/install-test-deps.sh installs it. */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Flags for a headless run on a machine without internet: nothing phones home. */
@@ -9,7 +9,7 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 
 /** A reason to skip, or false when chromium is there. */
 export function chromiumMissing(): string | false {
-  return existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install chromium; CI does) to run the browser test`;
+  return existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium (bash scripts/install-test-deps.sh; or apt-get install chromium fonts-liberation) to run the browser test`;
 }
 
 export async function launchChromium(): Promise<Browser> {

@@ -39,7 +39,7 @@ export function otelcolBinary(): string | undefined {
 export function otelcolUnavailable(): string | false {
   return otelcolBinary()
     ? false
-    : 'the OpenTelemetry Collector is not built: run collector/otelcol/build.sh (needs Go; CI builds it) or set OTELCOL_BIN';
+    : 'the OpenTelemetry Collector is not built: run bash scripts/install-test-deps.sh, or collector/otelcol/build.sh alone (needs Go) or set OTELCOL_BIN';
 }
 
 export interface GatewayProcess {

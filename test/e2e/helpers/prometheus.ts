@@ -39,8 +39,8 @@ export function findBinaries(): { prometheus?: string; alertmanager?: string } {
 /** Why these tests cannot run here (a missing binary), or undefined. */
 export function missingBinaries(): string | undefined {
   const b = findBinaries();
-  if (!b.prometheus) return 'prometheus not found (Debian: apt-get install prometheus)';
-  if (!b.alertmanager) return 'alertmanager not found (Debian: apt-get install prometheus-alertmanager)';
+  if (!b.prometheus) return 'prometheus not found (bash scripts/install-test-deps.sh installs it; Debian: apt-get install prometheus)';
+  if (!b.alertmanager) return 'alertmanager not found (bash scripts/install-test-deps.sh installs it; Debian: apt-get install prometheus-alertmanager)';
   return undefined;
 }
 

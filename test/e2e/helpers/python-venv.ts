@@ -4,13 +4,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The pinned requirements of the Python fixtures; `.ci/run` builds a virtualenv from them. */
+/** The pinned requirements of the Python fixtures; `scripts/install-test-deps.sh` (run by `.ci/run`) builds a virtualenv from them. */
 export const PYTHON_REQUIREMENTS = fileURLToPath(new URL('../../fixtures/python/requirements.txt', import.meta.url));
 
 /**
- * The virtualenv's python: `FORKWATCH_PYTHON_VENV`, else where `.ci/run` creates it,
+ * The virtualenv's python: `FORKWATCH_PYTHON_VENV`, else where `scripts/install-test-deps.sh` creates it,
  * `${XDG_CACHE_HOME:-~/.cache}/forkwatch/venv-<first 12 hex of sha256(requirements.txt)>`.
- * Undefined when absent (tests skip; CI fails before that in `.ci/run`).
+ * Undefined when absent (tests skip; CI fails before that in `scripts/install-test-deps.sh`).
  */
 export function pythonVenv(): string | undefined {
   const hash = createHash('sha256').update(readFileSync(PYTHON_REQUIREMENTS)).digest('hex').slice(0, 12);
