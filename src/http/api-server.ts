@@ -5,7 +5,7 @@ import type { RenderedMetrics } from '../metrics/render-metrics.js';
 import type { Store } from '../storage/store.js';
 import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
-import { LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE, askPeers, isFindingsPage, localScopeUrl, mergeFindingPages } from './api-peers.js';
+import { askPeers, checkSessionKey, isFanOutRequest, isFindingsPage, mergeFindingPages, peerFindingsTarget, peerSessionTarget } from './api-peers.js';
 import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
@@ -104,14 +104,14 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   const peers: PeerOptions | undefined =
     options.peers && options.peers.urls.length > 0 ? { ...options.peers, ...(options.authToken ? { authToken: options.authToken } : {}) } : undefined;
-  const fanOut = (req: FastifyRequest): boolean => peers !== undefined && (req.query as Record<string, unknown>)[LOCAL_SCOPE_PARAM] !== LOCAL_SCOPE_VALUE;
+  const fanOut = (req: FastifyRequest): boolean => peers !== undefined && !isFanOutRequest(req.headers, req.query);
 
   app.get(`${API_V1}/findings`, TOKEN, async (req) => {
     const query = parseFindingsQuery(req.query as Record<string, unknown>, now());
     const page = options.store.listFindings(query);
     const local = { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
     if (!fanOut(req)) return local;
-    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const answers = await askPeers(peers!, peerFindingsTarget(req.query as Record<string, unknown>));
     const pages = [local];
     const unavailable: UnavailableReplica[] = [];
     for (const a of answers) {
@@ -130,6 +130,7 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req, reply) => {
     const key = req.params.key;
+    checkSessionKey(key);
     const findings = options.store.findingsForSession(key);
     const live = options.lineage(key);
     const lineage = live ?? (findings.length > 0 ? lineageFromFindings(key, findings) : undefined);
@@ -138,7 +139,7 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
       if (!local) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
       return local;
     }
-    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const answers = await askPeers(peers!, peerSessionTarget(key));
     const found: Array<{ replica: string; body: SessionAnswer }> = local ? [{ replica: 'local', body: local as SessionAnswer }] : [];
     const unavailable: UnavailableReplica[] = [];
     for (const a of answers) {
