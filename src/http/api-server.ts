@@ -10,6 +10,8 @@ import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { lineageFromFindings } from './api-stored-lineage.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
+import type { UiOptions } from '../ui/ui-options.js';
+import { UiSessions } from '../ui/ui-sessions.js';
 import { AuthThrottle, DEFAULT_AUTH_FAILURES_PER_MINUTE } from './auth-throttle.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
@@ -39,6 +41,8 @@ export interface ApiServerOptions extends ServerLimits {
    * before its further attempts get 429 for the rest of the minute; 0 = off. Default 20.
    */
   authFailuresPerMinute?: number;
+  /** The incident view's sign-in: `Secure` cookie, sign-in lifetime and table size (src/ui/ui-sessions.ts for defaults). */
+  ui?: { cookieSecure?: boolean; sessionTtlMs?: number; maxSessions?: number };
   /** Clock for relative `since` values, epoch ms; default `Date.now`. */
   now?: () => number;
 }
@@ -68,7 +72,13 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     : Fastify({ logger: false, ...limits });
   applyConnectionLimit(app, options);
 
-  const throttle = new AuthThrottle({ failuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE, now });
+  const failuresPerMinute = options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE;
+  // Two counts: the sign-in form's and the bearer header's. A page of another site can make the
+  // operator's browser post to the form (cross-site posts are refused, but a browser that marks
+  // them with neither Origin nor Sec-Fetch-Site would slip by), never send a bearer header
+  // (that needs a CORS preflight this server does not grant): a form lockout leaves the API open.
+  const throttle = new AuthThrottle({ failuresPerMinute, now });
+  const formThrottle = new AuthThrottle({ failuresPerMinute, now });
   installRouteAuth(app, {
     ...(options.authToken !== undefined ? { token: options.authToken } : {}),
     metricsAuth: options.metricsAuth === true,
@@ -166,8 +176,16 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     return { ...found[0]!.body, findings: merged, heldBy: found.map((f) => f.replica), unavailable };
   });
 
-  const ui = { store: options.store, lineage: options.lineage, now, throttle };
-  await registerUi(app, options.authToken !== undefined ? { ...ui, authToken: options.authToken } : ui);
+  const ui: UiOptions = { store: options.store, lineage: options.lineage, now, throttle: formThrottle, secureCookie: options.ui?.cookieSecure === true };
+  if (options.authToken !== undefined) {
+    ui.authToken = options.authToken;
+    ui.sessions = new UiSessions({
+      now,
+      ...(options.ui?.sessionTtlMs !== undefined ? { ttlMs: options.ui.sessionTtlMs } : {}),
+      ...(options.ui?.maxSessions !== undefined ? { maxSessions: options.ui.maxSessions } : {}),
+    });
+  }
+  await registerUi(app, ui);
 
   if (options.metrics) {
     const metrics = options.metrics;
