@@ -5,10 +5,13 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { createError } from '../errors.js';
 import {
   createForkwatchProxy,
+  DEFAULT_CLIENT_HEADERS_TIMEOUT_MS,
+  DEFAULT_CLIENT_REQUEST_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_GUARD_HOLD_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_INITIALIZE_BYTES,
   DEFAULT_MAX_PARSE_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_PROXY_HOST,
@@ -50,6 +53,10 @@ Passes POST/GET/DELETE through (SSE event by event, never buffered whole; bytes 
   --max-tracked-event-ids N      event ids remembered per session (default 1024)
   --max-parse-bytes N            largest body copied aside to read JSON-RPC ids (default ${DEFAULT_MAX_PARSE_BYTES})
   --max-connections N            client connections at once (default ${DEFAULT_MAX_CONNECTIONS})
+  --client-request-timeout-ms N  receive a whole client request within this; 408 past it (default ${DEFAULT_CLIENT_REQUEST_TIMEOUT_MS})
+  --client-headers-timeout-ms N  receive a client request's headers within this (default ${DEFAULT_CLIENT_HEADERS_TIMEOUT_MS})
+  --max-initialize-bytes N       --guard: largest initialize answer held to add the incarnation;
+                                 a larger one is refused 502 (default ${DEFAULT_MAX_INITIALIZE_BYTES})
   --upstream-max-sockets N       keep-alive sockets to the upstream (default ${DEFAULT_UPSTREAM_MAX_SOCKETS})
   --request-span-delay-ms N      a request answered within this emits no span (default 1000)
   --record-raw-session-id        also record raw session ids (mcp.session.id); off: they are credentials
@@ -69,6 +76,9 @@ const NUMBERS: Record<string, keyof ProxyOptions> = {
   '--max-tracked-event-ids': 'maxTrackedEventIds',
   '--max-parse-bytes': 'maxParseBytes',
   '--max-connections': 'maxConnections',
+  '--max-initialize-bytes': 'maxInitializeBytes',
+  '--client-request-timeout-ms': 'clientRequestTimeoutMs',
+  '--client-headers-timeout-ms': 'clientHeadersTimeoutMs',
   '--upstream-max-sockets': 'upstreamMaxSockets',
   '--request-span-delay-ms': 'requestSpanDelayMs',
 };

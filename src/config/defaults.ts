@@ -19,6 +19,12 @@ export const DEFAULT_CONFIG = {
   metricsAuth: false,
   /** Wrong tokens one client address may present per minute on the API port (bearer or sign-in form) before 429; 0 = off. */
   authFailuresPerMinute: 20,
+  /** Mark the incident view's sign-in cookie `Secure` (set it when browsers reach the detector over TLS). */
+  uiCookieSecure: false,
+  /** How long an incident-view sign-in lasts, ms (the cookie's Max-Age; the sign-in table forgets it then). */
+  uiSessionTtlMs: 12 * 3_600_000,
+  /** Incident-view sign-ins held at once; past it the oldest is signed out. */
+  uiMaxSessions: 1000,
   /** error | warn | info | debug */
   logLevel: 'info',
 
@@ -94,6 +100,8 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   otlpGrpcPort: { min: 0, max: 65535, integer: true },
   httpPort: { min: 0, max: 65535, integer: true },
   authFailuresPerMinute: { min: 0, max: 1_000_000, integer: true },
+  uiSessionTtlMs: { min: 60_000, max: 30 * 24 * 3_600_000 },
+  uiMaxSessions: { min: 1, max: 1_000_000, integer: true },
   maxBodyBytes: { min: 1024, max: 1024 ** 3, integer: true },
   maxDecompressedBytes: { min: 1024, max: 4 * 1024 ** 3, integer: true },
   maxQueuedSpans: { min: 1, max: 100_000_000, integer: true },

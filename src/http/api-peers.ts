@@ -1,11 +1,23 @@
 import { encodeFindingsCursor } from '../storage/findings-cursor.js';
 
+import { createError } from '../errors.js';
+import { API_V1 } from './api-finding-json.js';
+
 /** Query parameter that makes a replica answer from its own store only (what a fan-out asks peers). */
 export const LOCAL_SCOPE_PARAM = 'scope';
 export const LOCAL_SCOPE_VALUE = 'local';
+/**
+ * Header on every fan-out request: a replica that sees it answers from its own store, whatever the
+ * request target says, so a fan-out never recurses (a `#` or an odd target cannot drop it, unlike
+ * the query parameter, which is still sent for replicas of older versions).
+ */
+export const FAN_OUT_HEADER = 'x-forkwatch-fan-out';
 
-/** Largest peer answer read, bytes; a page of MAX_PAGE_SIZE findings is far below it. */
+/** Largest peer answer read, bytes: reading stops there; a page of MAX_PAGE_SIZE findings is far below it. */
 export const MAX_PEER_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** The findings query parameters passed on to peers (as the client sent them, after validation). */
+const FINDINGS_PARAMS = ['kind', 'service', 'since', 'limit', 'cursor'] as const;
 
 export interface PeerOptions {
   /** Other replicas' API base URLs (`http://detector-2:9464`), no trailing slash. */
@@ -14,6 +26,8 @@ export interface PeerOptions {
   timeoutMs: number;
   /** The bearer token sent to peers (the replicas of one deployment share it). */
   authToken?: string;
+  /** Largest answer read from one peer, bytes. Default {@link MAX_PEER_ANSWER_BYTES}. */
+  maxAnswerBytes?: number;
 }
 
 /** A replica that did not answer a fan-out, as named in the answer. */
@@ -26,18 +40,87 @@ export interface UnavailableReplica {
 export type PeerAnswer = { replica: string; status: number; body: unknown } | { replica: string; error: string };
 
 /**
- * GETs `pathAndQuery` (already carrying `scope=local`) from every peer at once, each bounded by
- * `timeoutMs`. Never rejects: a peer that fails is an `{ error }` entry.
+ * A path and query asked of every peer, built only by {@link peerFindingsTarget} or
+ * {@link peerSessionTarget}: fixed path templates and encoded, validated parts, never the
+ * client's raw request target (a raw `\..\` in it would reach another path of the peer with
+ * this replica's token).
  */
-export function askPeers(peers: PeerOptions, pathAndQuery: string): Promise<PeerAnswer[]> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+export interface PeerTarget {
+  readonly pathname: string;
+  readonly search: string;
+}
+
+/** True when the request is itself a fan-out (header or `scope=local`): answer from this store only. */
+export function isFanOutRequest(headers: Record<string, unknown>, query: unknown): boolean {
+  if (headers[FAN_OUT_HEADER] !== undefined) return true;
+  const q = query as Record<string, unknown> | null | undefined;
+  return typeof q === 'object' && q !== null && q[LOCAL_SCOPE_PARAM] === LOCAL_SCOPE_VALUE;
+}
+
+/** `GET /api/v1/findings` for peers: the known parameters of an already validated query, plus `scope=local`. */
+export function peerFindingsTarget(query: Record<string, unknown>): PeerTarget {
+  const params = new URLSearchParams();
+  for (const name of FINDINGS_PARAMS) {
+    const v = query[name];
+    for (const item of Array.isArray(v) ? v : [v]) if (typeof item === 'string') params.append(name, item);
+  }
+  params.set(LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE);
+  return { pathname: `${API_V1}/findings`, search: `?${params.toString()}` };
+}
+
+/**
+ * Throws FORKWATCH_ERR_BAD_QUERY for a session key no replica can hold and a URL would resolve
+ * elsewhere: empty, `.`/`..`, or with a slash, a backslash or a control character.
+ */
+export function checkSessionKey(key: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (key === '' || key === '.' || key === '..' || /[\\/\u0000-\u001f\u007f]/.test(key) || key.length > 512) {
+    throw createError('FORKWATCH_ERR_BAD_QUERY', `session key ${JSON.stringify(key.slice(0, 64))} is not a session key (no slashes, backslashes, dot segments or control characters)`);
+  }
+}
+
+/** `GET /api/v1/sessions/:key` for peers: the key checked and percent-encoded into the fixed template. */
+export function peerSessionTarget(key: string): PeerTarget {
+  checkSessionKey(key);
+  return { pathname: `${API_V1}/sessions/${encodeURIComponent(key)}`, search: `?${LOCAL_SCOPE_PARAM}=${LOCAL_SCOPE_VALUE}` };
+}
+
+/** The peer URL of `target`, or an error when URL parsing would move it off the template. */
+function peerUrl(replica: string, target: PeerTarget): URL | string {
+  const base = new URL(replica);
+  const url = new URL(`${replica}${target.pathname}${target.search}`);
+  const want = `${base.pathname.replace(/\/$/, '')}${target.pathname}`;
+  if (url.origin !== base.origin || url.pathname !== want || url.hash !== '') return `refused: ${target.pathname} does not stay on its path`;
+  return url;
+}
+
+/**
+ * GETs `target` from every peer at once, each bounded by `timeoutMs`, marked as a fan-out
+ * ({@link FAN_OUT_HEADER}). Redirects are never followed (a peer that redirects is unavailable:
+ * following one would carry the request, and maybe the token, elsewhere), and an answer is read
+ * only up to `maxAnswerBytes`, then the connection is dropped. Never rejects: a peer that fails
+ * is an `{ error }` entry.
+ */
+export function askPeers(peers: PeerOptions, target: PeerTarget): Promise<PeerAnswer[]> {
+  const headers: Record<string, string> = { accept: 'application/json', [FAN_OUT_HEADER]: '1' };
   if (peers.authToken) headers.authorization = `Bearer ${peers.authToken}`;
+  const maxBytes = peers.maxAnswerBytes ?? MAX_PEER_ANSWER_BYTES;
   return Promise.all(
     peers.urls.map(async (replica): Promise<PeerAnswer> => {
+      const abort = new AbortController();
       try {
-        const res = await fetch(`${replica}${pathAndQuery}`, { headers, signal: AbortSignal.timeout(peers.timeoutMs) });
-        const text = await res.text();
-        if (text.length > MAX_PEER_ANSWER_BYTES) return { replica, error: `answer over ${MAX_PEER_ANSWER_BYTES} bytes` };
+        const url = peerUrl(replica, target);
+        if (typeof url === 'string') return { replica, error: url };
+        const res = await fetch(url, { headers, redirect: 'manual', signal: AbortSignal.any([abort.signal, AbortSignal.timeout(peers.timeoutMs)]) });
+        if (res.status >= 300 && res.status < 400) {
+          abort.abort();
+          return { replica, error: `HTTP ${res.status}: redirects are not followed` };
+        }
+        const text = await readCapped(res, maxBytes);
+        if (text === undefined) {
+          abort.abort();
+          return { replica, error: `answer over ${maxBytes} bytes` };
+        }
         let body: unknown;
         try {
           body = JSON.parse(text);
@@ -53,13 +136,28 @@ export function askPeers(peers: PeerOptions, pathAndQuery: string): Promise<Peer
   );
 }
 
-/** Adds `scope=local` to the query of a request URL (path plus optional query). */
-export function localScopeUrl(url: string): string {
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
-  const params = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
-  params.set(LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE);
-  return `${path}?${params.toString()}`;
+/** The body as text, or undefined as soon as it passes `maxBytes` (reading stops there). */
+async function readCapped(res: Response, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 interface FindingLike {

@@ -5,11 +5,13 @@ import type { RenderedMetrics } from '../metrics/render-metrics.js';
 import type { Store } from '../storage/store.js';
 import { API_V1, findingJson } from './api-finding-json.js';
 import { parseFindingsQuery } from './api-findings-query.js';
-import { LOCAL_SCOPE_PARAM, LOCAL_SCOPE_VALUE, askPeers, isFindingsPage, localScopeUrl, mergeFindingPages } from './api-peers.js';
+import { askPeers, checkSessionKey, isFanOutRequest, isFindingsPage, mergeFindingPages, peerFindingsTarget, peerSessionTarget } from './api-peers.js';
 import type { PeerOptions, UnavailableReplica } from './api-peers.js';
 import { sessionAnswer } from './session-answer.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { registerUi } from '../ui/ui-plugin.js';
+import type { UiOptions } from '../ui/ui-options.js';
+import { UiSessions } from '../ui/ui-sessions.js';
 import { AuthThrottle, DEFAULT_AUTH_FAILURES_PER_MINUTE } from './auth-throttle.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
 
@@ -39,6 +41,8 @@ export interface ApiServerOptions extends ServerLimits {
    * before its further attempts get 429 for the rest of the minute; 0 = off. Default 20.
    */
   authFailuresPerMinute?: number;
+  /** The incident view's sign-in: `Secure` cookie, sign-in lifetime and table size (src/ui/ui-sessions.ts for defaults). */
+  ui?: { cookieSecure?: boolean; sessionTtlMs?: number; maxSessions?: number };
   /** Clock for relative `since` values, epoch ms; default `Date.now`. */
   now?: () => number;
 }
@@ -68,7 +72,13 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     : Fastify({ logger: false, ...limits });
   applyConnectionLimit(app, options);
 
-  const throttle = new AuthThrottle({ failuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE, now });
+  const failuresPerMinute = options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE;
+  // Two counts: the sign-in form's and the bearer header's. A page of another site can make the
+  // operator's browser post to the form (cross-site posts are refused, but a browser that marks
+  // them with neither Origin nor Sec-Fetch-Site would slip by), never send a bearer header
+  // (that needs a CORS preflight this server does not grant): a form lockout leaves the API open.
+  const throttle = new AuthThrottle({ failuresPerMinute, now });
+  const formThrottle = new AuthThrottle({ failuresPerMinute, now });
   installRouteAuth(app, {
     ...(options.authToken !== undefined ? { token: options.authToken } : {}),
     metricsAuth: options.metricsAuth === true,
@@ -104,14 +114,14 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   const peers: PeerOptions | undefined =
     options.peers && options.peers.urls.length > 0 ? { ...options.peers, ...(options.authToken ? { authToken: options.authToken } : {}) } : undefined;
-  const fanOut = (req: FastifyRequest): boolean => peers !== undefined && (req.query as Record<string, unknown>)[LOCAL_SCOPE_PARAM] !== LOCAL_SCOPE_VALUE;
+  const fanOut = (req: FastifyRequest): boolean => peers !== undefined && !isFanOutRequest(req.headers, req.query);
 
   app.get(`${API_V1}/findings`, TOKEN, async (req) => {
     const query = parseFindingsQuery(req.query as Record<string, unknown>, now());
     const page = options.store.listFindings(query);
     const local = { items: page.items.map(findingJson), nextCursor: page.nextCursor ?? null };
     if (!fanOut(req)) return local;
-    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const answers = await askPeers(peers!, peerFindingsTarget(req.query as Record<string, unknown>));
     const pages = [local];
     const unavailable: UnavailableReplica[] = [];
     for (const a of answers) {
@@ -130,13 +140,14 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
 
   app.get<{ Params: { key: string } }>(`${API_V1}/sessions/:key`, TOKEN, async (req, reply) => {
     const key = req.params.key;
+    checkSessionKey(key);
     const answer = sessionAnswer(key, options.lineage, options.store);
     const local = answer ? { ...answer.lineage, findings: answer.findings.map(findingJson) } : undefined;
     if (!fanOut(req)) {
       if (!local) throw createError('FORKWATCH_ERR_NOT_FOUND', `session ${JSON.stringify(key)}`);
       return local;
     }
-    const answers = await askPeers(peers!, localScopeUrl(req.url));
+    const answers = await askPeers(peers!, peerSessionTarget(key));
     const found: Array<{ replica: string; body: SessionAnswer }> = local ? [{ replica: 'local', body: local as SessionAnswer }] : [];
     const unavailable: UnavailableReplica[] = [];
     for (const a of answers) {
@@ -163,8 +174,16 @@ export async function createApiServer(options: ApiServerOptions): Promise<Fastif
     return { ...found[0]!.body, findings: merged, heldBy: found.map((f) => f.replica), unavailable };
   });
 
-  const ui = { store: options.store, lineage: options.lineage, now, throttle };
-  await registerUi(app, options.authToken !== undefined ? { ...ui, authToken: options.authToken } : ui);
+  const ui: UiOptions = { store: options.store, lineage: options.lineage, now, throttle: formThrottle, secureCookie: options.ui?.cookieSecure === true };
+  if (options.authToken !== undefined) {
+    ui.authToken = options.authToken;
+    ui.sessions = new UiSessions({
+      now,
+      ...(options.ui?.sessionTtlMs !== undefined ? { ttlMs: options.ui.sessionTtlMs } : {}),
+      ...(options.ui?.maxSessions !== undefined ? { maxSessions: options.ui.maxSessions } : {}),
+    });
+  }
+  await registerUi(app, ui);
 
   if (options.metrics) {
     const metrics = options.metrics;

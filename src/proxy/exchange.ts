@@ -322,7 +322,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     };
     if (isInit && s !== undefined) {
       ures.on('data', () => idle.touch());
-      passInitialize(opts.maxParseBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
+      passInitialize(opts.maxInitializeBytes, ures, res, status, headers, sse, s.incarnation, (text) => {
         if (sse) for (const ev of new SseParser(opts.maxEventChars).push(text)) onEvent(ev);
         finish(false);
       });

@@ -22,6 +22,12 @@ export const DEFAULT_SESSION_IDLE_TTL_MS = 3_600_000;
 export const DEFAULT_MAX_PARSE_BYTES = 1024 * 1024;
 /** Default `maxConnections`: client connections open at once (the total memory bound). */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+/** Default `maxInitializeBytes`: largest `initialize` answer `--guard` buffers to add the incarnation, bytes. */
+export const DEFAULT_MAX_INITIALIZE_BYTES = 1024 * 1024;
+/** Default `clientRequestTimeoutMs`: longest time to receive a whole client request (headers and body), ms; 408 past it (the detector's default). */
+export const DEFAULT_CLIENT_REQUEST_TIMEOUT_MS = 30_000;
+/** Default `clientHeadersTimeoutMs`: longest time to receive a client request's headers, ms (the detector's default). */
+export const DEFAULT_CLIENT_HEADERS_TIMEOUT_MS = 10_000;
 /** Default `upstreamMaxSockets`: keep-alive sockets to the upstream. */
 export const DEFAULT_UPSTREAM_MAX_SOCKETS = 256;
 
@@ -53,6 +59,12 @@ export interface ProxyOptions {
   maxTrackedEventIds?: number;
   maxParseBytes?: number;
   maxConnections?: number;
+  /** Under `guard`: an `initialize` answer larger than this is refused (502), never held whole. Default 1 MiB. */
+  maxInitializeBytes?: number;
+  /** Time to receive a whole client request, ms; then 408 and the connection closes (answers may stream longer). Default 30 s. */
+  clientRequestTimeoutMs?: number;
+  /** Time to receive a client request's headers, ms; at most `clientRequestTimeoutMs`. Default 10 s. */
+  clientHeadersTimeoutMs?: number;
   upstreamMaxSockets?: number;
   /** How long a request's `request.received` span waits for its answer, ms. Default 1000. */
   requestSpanDelayMs?: number;
@@ -74,6 +86,9 @@ const COUNTS = [
   'maxTrackedEventIds',
   'maxParseBytes',
   'maxConnections',
+  'maxInitializeBytes',
+  'clientRequestTimeoutMs',
+  'clientHeadersTimeoutMs',
   'upstreamMaxSockets',
 ] as const;
 
@@ -115,6 +130,9 @@ export function resolveProxyOptions(o: ProxyOptions): ResolvedProxyOptions {
     maxTrackedEventIds: Math.floor(o.maxTrackedEventIds ?? DEFAULT_MAX_TRACKED_EVENT_IDS),
     maxParseBytes: Math.floor(o.maxParseBytes ?? DEFAULT_MAX_PARSE_BYTES),
     maxConnections: Math.floor(o.maxConnections ?? DEFAULT_MAX_CONNECTIONS),
+    maxInitializeBytes: Math.floor(o.maxInitializeBytes ?? DEFAULT_MAX_INITIALIZE_BYTES),
+    clientRequestTimeoutMs: o.clientRequestTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS,
+    clientHeadersTimeoutMs: Math.min(o.clientRequestTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS, o.clientHeadersTimeoutMs ?? DEFAULT_CLIENT_HEADERS_TIMEOUT_MS),
     upstreamMaxSockets: Math.floor(o.upstreamMaxSockets ?? DEFAULT_UPSTREAM_MAX_SOCKETS),
     requestSpanDelayMs: o.requestSpanDelayMs ?? DEFAULT_REQUEST_SPAN_DELAY_MS,
   });

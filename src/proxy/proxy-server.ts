@@ -47,7 +47,18 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     history,
     exchanges: 0,
   };
-  const server = http.createServer({ keepAlive: true }, (req, res) => {
+  const server = http.createServer(
+    {
+      keepAlive: true,
+      // A client's request (headers and body) must arrive within these, as on the detector's ports:
+      // slow bodies would otherwise hold connections (and the --max-connections slots) for ever.
+      // They bound receiving the request only: an answer (an SSE stream) may last longer, bounded
+      // by --stream-idle-timeout-ms instead. Checked every half headers-timeout, at most every second.
+      requestTimeout: opts.clientRequestTimeoutMs,
+      headersTimeout: opts.clientHeadersTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, opts.clientHeadersTimeoutMs / 2)),
+    },
+    (req, res) => {
     try {
       handleExchange(ctx, req, res);
     } catch (err) {
@@ -55,12 +66,10 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
       if (!res.headersSent) res.writeHead(500).end();
       else res.destroy();
     }
-  });
+    },
+  );
   server.maxConnections = opts.maxConnections;
   server.on('drop', () => stats.overloaded++);
-  // SSE streams live long: no request timeout, the stream idle bound applies instead.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {

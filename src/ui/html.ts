@@ -7,14 +7,24 @@
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /**
+ * Bidirectional formatting controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI, LRM, RLM, ALM):
+ * invisible, and able to reorder the text around them, so a hostile `service.name` could make a
+ * page read otherwise than the data says.
+ */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+
+/**
  * Escapes `&`, `<`, `>`, `"` and `'`: safe in element content and in quoted attribute values (HTML
  * and SVG). C0 controls other than tab/newline become U+FFFD, since XML parsers reject them.
+ * Bidi controls are shown visibly as `\u202E` (and kin) instead of acting: every value rendered
+ * goes through here, so no page can be reordered by one.
  */
 export function escapeHtml(value: unknown): string {
   return String(value)
     .replace(/[&<>"']/g, (c) => ESCAPES[c]!)
     // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd');
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd')
+    .replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
 }
 
 /** Markup known to be safe: built by {@link html} or {@link trustedHtml}. */

@@ -1,6 +1,7 @@
 import type { SessionLineage } from '../model/lineage.js';
 import type { Store } from '../storage/store.js';
 import type { AuthThrottle } from '../http/auth-throttle.js';
+import type { UiSessions } from './ui-sessions.js';
 
 /** What the incident view reads: the store and the API's lineage source, nothing of the engine. */
 export interface UiOptions {
@@ -11,7 +12,9 @@ export interface UiOptions {
   authToken?: string;
   /** Mark the cookie `Secure` (serve behind TLS). Default false: the detector speaks plain HTTP. */
   secureCookie?: boolean;
-  /** Counts wrong tokens posted to the sign-in form per client address (shared with the API's bearer check). */
+  /** The sign-ins the cookie refers to; needed with `authToken`. */
+  sessions?: UiSessions;
+  /** Counts wrong tokens posted to the sign-in form per client address (its own count: the API's bearer check keeps another). */
   throttle?: AuthThrottle;
   /** Clock, epoch ms; default `Date.now`. */
   now?: () => number;

@@ -19,12 +19,13 @@ import { renderErrorPage } from './views/error-view.js';
  */
 export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): Promise<void> {
   // Only what the routes need: passing fastify's own plugin options on (prefix) would nest it again.
-  const { store, lineage, authToken, secureCookie, now, throttle } = pluginOptions;
+  const { store, lineage, authToken, secureCookie, sessions, now, throttle } = pluginOptions;
   const opts: UiOptions = {
     store,
     lineage,
     ...(authToken !== undefined ? { authToken } : {}),
     ...(secureCookie !== undefined ? { secureCookie } : {}),
+    ...(sessions !== undefined ? { sessions } : {}),
     ...(now ? { now } : {}),
     ...(throttle ? { throttle } : {}),
   };
@@ -32,7 +33,10 @@ export async function uiPlugin(app: FastifyInstance, pluginOptions: UiOptions): 
 
   // Auth is src/http/route-auth.ts's, decided on each matched route's config.auth: the UI only
   // adds its cookie as a credential. Without route auth on the server this throws: fail closed.
-  if (authToken !== undefined) addCredentialCheck(app, (req) => cookieMatches(req, authToken));
+  if (authToken !== undefined) {
+    if (sessions === undefined) throw new TypeError('the incident view needs its sign-in table (sessions) when a token is set');
+    addCredentialCheck(app, (req) => cookieMatches(req, sessions));
+  }
 
   app.addHook('onSend', async (req, reply, payload) => {
     setSecurityHeaders(reply, req.routeOptions.url?.startsWith(`${UI_PREFIX}/assets/`) === true && reply.statusCode === 200);

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { UI_PREFIX } from '../ui-paths.js';
-import { UI_OPEN_AUTH, safeNext, signInCookie, signOutCookie } from '../ui-auth.js';
+import { UI_OPEN_AUTH, cookieSession, nextProblem, safeNext, signInCookie, signOutCookie } from '../ui-auth.js';
+import { crossSiteReason } from '../ui-same-origin.js';
 import type { UiOptions } from '../ui-options.js';
+import { renderErrorPage } from '../views/error-view.js';
 import { renderLoginPage } from '../views/login-view.js';
 
 /** Largest sign-in form body accepted, in bytes. */
@@ -16,13 +18,16 @@ function sameToken(given: string, token: string): boolean {
 }
 
 /**
- * `GET /ui/login` (the form), `POST /ui/login` (form body `token`, `next`: sets the cookie and
- * returns to `next`), `POST /ui/logout`. Without a token configured, the form just returns home.
+ * `GET /ui/login` (the form), `POST /ui/login` (form body `token`, `next`: starts a sign-in and
+ * returns to `next`), `POST /ui/logout` (ends it: the id is deleted, so a copy of the cookie is
+ * dead too). Both posts are refused (403) when a browser marks them cross-site, before the token
+ * is compared or counted. Without a token configured, the form just returns home.
  */
 export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promise<void> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_LOGIN_BODY_BYTES }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
+  const secure = opts.secureCookie === true;
 
   app.get('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
     if (opts.authToken === undefined) return reply.code(303).header('location', `${UI_PREFIX}/`).send();
@@ -31,9 +36,15 @@ export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promis
   });
 
   app.post('/login', { config: UI_OPEN_AUTH }, async (req, reply) => {
+    const crossSite = crossSiteReason(req);
+    if (crossSite !== undefined) return refuseCrossSite(reply, 'sign-in', crossSite);
     const body = (req.body ?? {}) as Record<string, unknown>;
+    const problem = nextProblem(body.next);
+    if (problem !== undefined) {
+      return reply.code(400).type('text/html; charset=utf-8').send(renderLoginPage({ next: `${UI_PREFIX}/`, badRequest: problem }).value);
+    }
     const next = safeNext(body.next);
-    if (opts.authToken === undefined) return reply.code(303).header('location', next).send();
+    if (opts.authToken === undefined || opts.sessions === undefined) return reply.code(303).header('location', next).send();
     const wait = opts.throttle?.retryAfterSeconds(req.ip) ?? 0;
     if (wait > 0) {
       return reply.code(429).header('retry-after', String(wait)).type('text/html; charset=utf-8').send(renderLoginPage({ next, throttledSeconds: wait }).value);
@@ -42,10 +53,22 @@ export async function loginRoutes(app: FastifyInstance, opts: UiOptions): Promis
       opts.throttle?.failed(req.ip);
       return reply.code(401).type('text/html; charset=utf-8').send(renderLoginPage({ next, failed: true }).value);
     }
-    return reply.code(303).header('set-cookie', signInCookie(opts.authToken, opts.secureCookie === true)).header('location', next).send();
+    const id = opts.sessions.create();
+    return reply.code(303).header('set-cookie', signInCookie(id, opts.sessions.lifetimeMs, secure)).header('location', next).send();
   });
 
-  app.post('/logout', { config: UI_OPEN_AUTH }, async (_req, reply) => {
-    return reply.code(303).header('set-cookie', signOutCookie()).header('location', `${UI_PREFIX}/login`).send();
+  app.post('/logout', { config: UI_OPEN_AUTH }, async (req, reply) => {
+    const crossSite = crossSiteReason(req);
+    if (crossSite !== undefined) return refuseCrossSite(reply, 'sign-out', crossSite);
+    const id = cookieSession(req);
+    if (id !== undefined) opts.sessions?.revoke(id);
+    return reply.code(303).header('set-cookie', signOutCookie(secure)).header('location', `${UI_PREFIX}/login`).send();
   });
+}
+
+function refuseCrossSite(reply: FastifyReply, what: string, reason: string): FastifyReply {
+  return reply
+    .code(403)
+    .type('text/html; charset=utf-8')
+    .send(renderErrorPage(403, `Cross-site ${what} refused (${reason}): use the form on this detector's own /ui/login page.`).value);
 }

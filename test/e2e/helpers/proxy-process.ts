@@ -3,6 +3,8 @@ import { CLI } from './detector.js';
 
 export interface ProxyProcess {
   port: number;
+  /** The process id (to read its memory from /proc). */
+  pid: number;
   output(): string;
   /** SIGTERM (flushes spans) and wait; resolves to the exit code. */
   stop(): Promise<number | null>;
@@ -44,6 +46,7 @@ export async function startProxyProcess(opts: { upstream: string; otlpEndpoint?:
   });
   return {
     port,
+    pid: child.pid!,
     output: () => out,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
