@@ -1,5 +1,5 @@
 /**
- * Overload: 50 clients post ~4 MiB protobuf batches as fast as they are answered (100 ms pause
+ * Overload: 50 clients send ~4 MiB protobuf batches (over OTLP/HTTP or OTLP/gRPC) as fast as they are answered (100 ms pause
  * after a 429/503) to a real `forkwatch serve` child process with default limits, while /healthz
  * and /readyz are polled. Reports the child's RSS peak, probe latencies, the status histogram, the
  * slowest OTLP answer, and how long ingest takes to answer 200 again once the load stops.
@@ -11,7 +11,11 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadIngestPayloads } from './ingest-payloads.js';
+
+/** Which OTLP port the load goes to. */
+export type OverloadTransport = 'http' | 'grpc';
 
 const CLIENTS = 50;
 /** Load duration, ms; BENCH_OVERLOAD_MS overrides it (for a quick look, not for figures). */
@@ -24,12 +28,18 @@ const ANSWER_BOUND_MS = 11_000;
 const CLI = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 
 export interface OverloadResult {
+  transport: OverloadTransport;
   clients: number;
   bodyBytes: number;
   loadMs: number;
   rssPeakBytes: number;
   rssAfterLoadBytes: number;
   rssAfterRecoveryBytes: number;
+  /** RSS at the end of each quarter of the load: a plateau shows as the last quarters level. */
+  rssQuartersBytes: number[];
+  /** Highest RSS in the first and in the second half of the load. */
+  rssFirstHalfMaxBytes: number;
+  rssSecondHalfMaxBytes: number;
   healthz: Percentiles;
   readyz: Percentiles;
   probeTimeouts: number;
@@ -116,16 +126,41 @@ function makeBodies(): { big: Buffer[]; small: Buffer } {
   return { big, small: Buffer.from(p.protobuf[0]!) };
 }
 
+const GrpcExportClient = makeGenericClientConstructor(
+  {
+    Export: {
+      path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    },
+  },
+  'TraceService',
+);
+
+function grpcExport(client: Client, body: Buffer, timeoutMs: number): Promise<Answer> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    (client as unknown as { Export: Function }).Export(body, new Metadata(), { deadline: Date.now() + timeoutMs }, (err: ServiceError | null) =>
+      // OK counted as 200 so the histograms of both transports read alike; other statuses by gRPC code.
+      resolve({ status: err === null ? 200 : 1000 + err.code, ms: performance.now() - t0 }),
+    );
+  });
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function benchOverload(): Promise<OverloadResult> {
+export async function benchOverload(transport: OverloadTransport = 'http'): Promise<OverloadResult> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
   const { big, small } = makeBodies();
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-overload-'));
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('FORKWATCH_')) delete env[k];
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--db', join(dir, 'fw.db')], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', join(dir, 'fw.db')], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -133,21 +168,27 @@ export async function benchOverload(): Promise<OverloadResult> {
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   try {
-    const urls = await new Promise<{ otlp: string; http: string }>((resolve, reject) => {
+    const urls = await new Promise<{ otlp: string; http: string; grpc: string }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`detector did not start:\n${out}`)), 20_000);
       const poll = setInterval(() => {
-        const m = /forkwatch listening otlp=(\S+) http=(\S+)/.exec(out);
+        const m = /forkwatch listening otlp=(\S+) http=(\S+) otlp-grpc=(\S+)/.exec(out);
         if (m) {
           clearTimeout(timer);
           clearInterval(poll);
-          resolve({ otlp: m[1]!, http: m[2]! });
+          resolve({ otlp: m[1]!, http: m[2]!, grpc: m[3]! });
         }
       }, 50);
     });
     const otlp = new URL('/v1/traces', urls.otlp);
     const pid = child.pid!;
     let rssPeak = 0;
-    const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(pid).rss)), 200);
+    const loadStart = performance.now();
+    const samples: Array<{ at: number; rss: number }> = [];
+    const rssTimer = setInterval(() => {
+      const rss = rssOf(pid).rss;
+      rssPeak = Math.max(rssPeak, rss);
+      if (performance.now() - loadStart <= LOAD_MS) samples.push({ at: performance.now() - loadStart, rss });
+    }, 200);
 
     const lat = { healthz: [] as number[], readyz: [] as number[] };
     let probeTimeouts = 0;
@@ -168,10 +209,13 @@ export async function benchOverload(): Promise<OverloadResult> {
     const slowestBy: Record<string, number> = {};
     const stopAt = performance.now() + LOAD_MS;
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    // One channel (one HTTP/2 connection) per gRPC client, as 50 exporters would have.
+    const grpcClients = transport === 'grpc' ? Array.from({ length: CLIENTS }, () => new GrpcExportClient(urls.grpc, credentials.createInsecure())) : [];
+    const send = (i: number, body: Buffer): Promise<Answer> => (transport === 'grpc' ? grpcExport(grpcClients[i]!, body, 60_000) : post(agent, otlp, body, 60_000));
     const client = async (i: number): Promise<void> => {
       for (let n = 0; performance.now() < stopAt; n++) {
-        const r = await post(agent, otlp, big[(i + n) % big.length]!, 60_000);
-        const key = r.status === -1 ? 'no answer' : String(r.status);
+        const r = await send(i, big[(i + n) % big.length]!);
+        const key = r.status === -1 ? 'no answer' : r.status >= 1000 ? `grpc ${r.status - 1000}` : String(r.status);
         statuses[key] = (statuses[key] ?? 0) + 1;
         slowest = Math.max(slowest, r.ms);
         slowestBy[key] = Math.max(slowestBy[key] ?? 0, r.ms);
@@ -181,6 +225,7 @@ export async function benchOverload(): Promise<OverloadResult> {
     };
     await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));
     agent.destroy();
+    for (const c of grpcClients) c.close();
     const rssAfterLoad = rssOf(pid).rss;
 
     // Recovery: until a small batch is answered 200 and /readyz says ready.
@@ -200,7 +245,13 @@ export async function benchOverload(): Promise<OverloadResult> {
     await sleep(Math.max(0, 10_000 - (performance.now() - t0)));
     clearInterval(rssTimer);
     const final = rssOf(pid);
+    const quarter = (q: number): number => samples.filter((x) => x.at <= (q * LOAD_MS) / 4).at(-1)?.rss ?? NaN;
+    const halfMax = (first: boolean): number => Math.max(...samples.filter((x) => (x.at <= LOAD_MS / 2) === first).map((x) => x.rss));
     return {
+      transport,
+      rssQuartersBytes: [1, 2, 3, 4].map(quarter),
+      rssFirstHalfMaxBytes: halfMax(true),
+      rssSecondHalfMaxBytes: halfMax(false),
       clients: CLIENTS,
       bodyBytes: big[0]!.length,
       loadMs: LOAD_MS,

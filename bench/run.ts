@@ -152,20 +152,23 @@ async function main(): Promise<void> {
     benchWireInstructions((line) => console.log(line));
   }
 
-  // Opt-in (about a minute, a child detector at full load): npm run bench -- overload
+  // Opt-in (about three minutes, a child detector at full load over HTTP, then over gRPC): npm run bench -- overload
   if (only.includes('overload')) {
-    console.log('\n# Overload: 50 clients posting ~4 MiB protobuf batches to a real `forkwatch serve` (default limits), probes polled every 100 ms');
-    const r = await benchOverload();
-    const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
-    const ms = (x: number): string => `${Math.round(x).toLocaleString('en-US')} ms`;
-    console.log(`  load            ${r.clients} clients x ${mib(r.bodyBytes)} bodies for ${ms(r.loadMs)}`);
-    console.log(`  RSS             peak ${mib(r.rssPeakBytes)} | end of load ${mib(r.rssAfterLoadBytes)} | 10 s after ${mib(r.rssAfterRecoveryBytes)}   (goal: peak <= 512 MiB)`);
-    console.log(`  /healthz        p50 ${ms(r.healthz.p50)} p99 ${ms(r.healthz.p99)} max ${ms(r.healthz.max)} (${r.healthz.n} polls)`);
-    console.log(`  /readyz         p50 ${ms(r.readyz.p50)} p99 ${ms(r.readyz.p99)} max ${ms(r.readyz.max)} (${r.readyz.n} polls; ${r.probeTimeouts} probes unanswered in 10 s)   (goal: p99 < 1 s)`);
-    console.log(`  OTLP statuses   ${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
-    console.log(`  OTLP slowest    ${Object.entries(r.slowestBy).map(([k, v]) => `${k}: ${ms(v)}`).join(', ')}`);
-    console.log(`  OTLP answers    slowest ${ms(r.otlpSlowestMs)}; ${r.otlpOverBound} over sinkTimeoutMs + 1 s or unanswered   (goal: 0)`);
-    console.log(`  recovery        ${r.recoveryMs === undefined ? 'not within 30 s' : ms(r.recoveryMs)} from the end of load to a 200 on a small batch with /readyz ready`);
+    for (const transport of ['http', 'grpc'] as const) {
+      console.log(`\n# Overload over ${transport === 'http' ? 'OTLP/HTTP' : 'OTLP/gRPC'}: 50 clients sending ~4 MiB protobuf batches to a real \`forkwatch serve\` (default limits), probes polled every 100 ms`);
+      const r = await benchOverload(transport);
+      const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
+      const ms = (x: number): string => `${Math.round(x).toLocaleString('en-US')} ms`;
+      console.log(`  load            ${r.clients} clients x ${mib(r.bodyBytes)} bodies for ${ms(r.loadMs)}`);
+      console.log(`  RSS             peak ${mib(r.rssPeakBytes)} | end of load ${mib(r.rssAfterLoadBytes)} | 10 s after ${mib(r.rssAfterRecoveryBytes)}   (goal: peak <= 1 GiB container)`);
+      console.log(`  RSS plateau     at each quarter of the load ${r.rssQuartersBytes.map(mib).join(' / ')}; max first half ${mib(r.rssFirstHalfMaxBytes)}, second half ${mib(r.rssSecondHalfMaxBytes)}`);
+      console.log(`  /healthz        p50 ${ms(r.healthz.p50)} p99 ${ms(r.healthz.p99)} max ${ms(r.healthz.max)} (${r.healthz.n} polls)`);
+      console.log(`  /readyz         p50 ${ms(r.readyz.p50)} p99 ${ms(r.readyz.p99)} max ${ms(r.readyz.max)} (${r.readyz.n} polls; ${r.probeTimeouts} probes unanswered in 10 s)   (goal: p99 < 1 s)`);
+      console.log(`  OTLP statuses   ${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+      console.log(`  OTLP slowest    ${Object.entries(r.slowestBy).map(([k, v]) => `${k}: ${ms(v)}`).join(', ')}`);
+      console.log(`  OTLP answers    slowest ${ms(r.otlpSlowestMs)}; ${r.otlpOverBound} over sinkTimeoutMs + 1 s or unanswered   (goal: 0)`);
+      console.log(`  recovery        ${r.recoveryMs === undefined ? 'not within 30 s' : ms(r.recoveryMs)} from the end of load to a 200 on a small batch with /readyz ready`);
+    }
   }
 
   if (want('statewrite')) {

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   FORKWATCH_ERR_OVERLOADED: { status: 503, message: 'ingest queue full: retry after %s s' },
   FORKWATCH_ERR_STORAGE_UNAVAILABLE: { status: 503, message: 'storage failing (%s): nothing is acknowledged until a commit succeeds; retry after %s s' },
   FORKWATCH_ERR_INGEST_BUDGET: { status: 429, message: 'ingest bytes in flight would pass the budget of %s bytes: retry after %s s' },
+  FORKWATCH_ERR_REQUEST_TIMEOUT: { status: 408, message: 'request message not received within %s ms' },
 
   // ---- API ----
   FORKWATCH_ERR_AUTH_THROTTLED: { status: 429, message: 'too many wrong tokens from this address: retry after %s s' },

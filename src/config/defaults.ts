@@ -40,12 +40,16 @@ export const DEFAULT_CONFIG = {
    * request is answered 429 + Retry-After before its body is read.
    */
   maxInFlightBytes: 64 * 1024 * 1024,
-  /** Longest time to receive a whole HTTP request (headers and body) on either port, ms; then 408 and close. */
+  /** Longest time to receive a whole HTTP request (headers and body) on either HTTP port, or a gRPC call's message, ms; then 408 (gRPC DEADLINE_EXCEEDED) and close. */
   requestTimeoutMs: 30_000,
   /** Longest time to receive an HTTP request's headers on either port, ms (at most requestTimeoutMs). */
   headersTimeoutMs: 10_000,
-  /** Open connections per port; further ones are closed on accept. */
+  /** Open connections per port (HTTP and gRPC); further ones are closed on accept. */
   maxConnections: 1024,
+  /** OTLP/gRPC: a connection with no call open for this long gets GOAWAY and is closed, ms (PINGs do not keep it open). */
+  grpcIdleTimeoutMs: 60_000,
+  /** OTLP/gRPC: calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS). */
+  grpcMaxConcurrentStreams: 100,
   /** Retry-After sent with 503/429, seconds. */
   retryAfterSeconds: 2,
 
@@ -108,6 +112,8 @@ export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number
   requestTimeoutMs: { min: 100, max: 3_600_000 },
   headersTimeoutMs: { min: 100, max: 3_600_000 },
   maxConnections: { min: 1, max: 1_000_000, integer: true },
+  grpcIdleTimeoutMs: { min: 100, max: 24 * 3_600_000 },
+  grpcMaxConcurrentStreams: { min: 1, max: 10_000, integer: true },
   maxInFlightBytes: { min: 1024 * 1024, max: 64 * 1024 ** 3, integer: true },
   retryAfterSeconds: { min: 1, max: 3600, integer: true },
   decisionWindowMs: { min: 0, max: 3_600_000 },
