@@ -20,6 +20,7 @@ import type { DeliveryTracker } from './delivery-tracker.js';
 import { forkOf } from './fork-registry.js';
 import { boundedSessionId } from './http-message.js';
 import type { Outcome, TrackedRequest } from './internal-types.js';
+import { requestOptionsIndex } from './request-options.js';
 import { isSessionForkError } from './session-fork-error.js';
 import type { AttachableClient, AttachableTransport } from './types.js';
 
@@ -48,9 +49,13 @@ export class RequestTracker {
     const core = this.core;
     /** Requests of this client being tracked (bounded by maxPendingRequests). */
     const counter = { pending: 0 };
-    client.request = function (this: unknown, request: any, schema: any, options?: any) {
+    client.request = function (this: unknown, request: any) {
+      // eslint-disable-next-line prefer-rest-params
+      const args = Array.prototype.slice.call(arguments) as unknown[];
+      // 1.x: (request, schema, options); 2.x: (request, options) or (request, schema, options).
+      const at = requestOptionsIndex(args);
+      const options = args[at] as { onprogress?: unknown; signal?: AbortSignal } | undefined;
       let r: TrackedRequest | undefined;
-      let opts = options;
       try {
         // Nothing to track for a tracer that records nothing (no SDK registered).
         if (counter.pending < core.maxPendingRequests && core.emitter.enabled) {
@@ -75,8 +80,8 @@ export class RequestTracker {
             sentEmitted: false,
           };
           if (typeof options?.onprogress === 'function') {
-            const onprogress = options.onprogress;
-            opts = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
+            const onprogress = options.onprogress as (p: unknown) => unknown;
+            args[at] = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
           }
           r = tracked;
           counter.pending++;
@@ -89,7 +94,7 @@ export class RequestTracker {
       }
       let result: Promise<unknown>;
       try {
-        result = original.call(this, request, schema, opts);
+        result = original.apply(this, args) as Promise<unknown>;
       } catch (err) {
         if (r) {
           counter.pending--;
