@@ -90,6 +90,17 @@ describe('stateless transport: orphaned requests, duplicate executions, work aft
     assert.deepEqual(run([...original.spans, ...other.spans, ...elsewhere.spans]).kinds(), ['orphaned_request']);
   });
 
+  it('an SDK 1.x client that waited to its timeout, the server saying the stream closed first: orphaned_request', () => {
+    // A 1.x stateless transport reports the close without a handler outcome (it does not see the handler).
+    const c = new StatelessCallScript('1').sent(0).received(1).handled(1, 300, '', { streamClosed: true }).settled(2_000, 'timeout');
+    assert.deepEqual(run(c.spans).kinds(), ['orphaned_request']);
+  });
+
+  it('a timeout whose stream the server kept open (a slow call, not a broken one): nothing', () => {
+    const c = new StatelessCallScript('1').sent(0).received(1).handled(1, 5_000, 'completed').settled(2_000, 'timeout');
+    assert.deepEqual(run(c.spans).findings, []);
+  });
+
   it('the stateless scenario with a replay-like id pattern stays free of fork findings', () => {
     const s = statelessScenario();
     assert.deepEqual(run([...s.server, ...s.client]).findings, []);

@@ -28,6 +28,8 @@ const DEADLINE_MS = 10_000;
 
 interface Run {
   kinds: string[];
+  /** `forkwatch.request.outcome` of each client `request.settled`. */
+  outcomes: string[];
   runs: { started: number; completed: number; stopped: number };
 }
 
@@ -43,8 +45,13 @@ async function waitFor(cond: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** One charge call cut after its first progress notification; `reissue`: the app calls again with the same arguments. */
-async function run(o: { serverStops: boolean; reissue: boolean }): Promise<Run> {
+/**
+ * One charge call cut after its first progress notification; `reissue`: the app calls again with
+ * the same arguments. `cancel`: the app aborts the call itself (AbortSignal) instead of a cut;
+ * `negotiation`: the client's era (default `auto`: 2026-07-28, where the abort closes the stream;
+ * `legacy`: the 2025 handshake, where it sends `notifications/cancelled`).
+ */
+async function run(o: { serverStops: boolean; reissue: boolean; cancel?: boolean; negotiation?: 'auto' | 'legacy' }): Promise<Run> {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const serverSpans = new InMemorySpanExporter();
   const clientSpans = new InMemorySpanExporter();
@@ -77,17 +84,19 @@ async function run(o: { serverStops: boolean; reissue: boolean }): Promise<Run> 
   const port = (http.address() as { port: number }).port;
   const proxy = await FaultProxy.start({ targetPort: port, mode: 'refuse' });
   const tap = createStatelessClientTap({ tracerProvider: provider(clientSpans, 'pay-client') });
-  const client = new Client({ name: 'pay-app', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
+  const client = new Client({ name: 'pay-app', version: '0.1.0' }, { versionNegotiation: { mode: o.negotiation ?? 'auto' } });
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url('/mcp')), { fetch: tap.wrapFetch(fetch) as never }), { timeout: 5_000 });
     const args = { card: 'tok_4242', cents: 1999 };
     let progress = 0;
+    const abort = new AbortController();
     const first = client
-      .callTool({ name: 'charge', arguments: args }, { timeout: 5_000, onprogress: () => void progress++ })
+      .callTool({ name: 'charge', arguments: args }, { timeout: 5_000, signal: abort.signal, onprogress: () => void progress++ })
       .then(() => 'answered' as const, () => 'failed' as const);
     await waitFor(() => progress >= 1, 'the first progress notification');
-    proxy.partition();
-    assert.equal(await first, 'failed', 'the cut call did not get its answer');
+    if (o.cancel === true) abort.abort('the app gave up');
+    else proxy.partition();
+    assert.equal(await first, 'failed', 'the cut or cancelled call did not get its answer');
     proxy.heal();
     if (o.reissue) {
       const again = await client.callTool({ name: 'charge', arguments: args }, { timeout: 5_000 });
@@ -108,7 +117,8 @@ async function run(o: { serverStops: boolean; reissue: boolean }): Promise<Run> 
   }
   h.advance(10_000);
   h.advance(30_000);
-  return { kinds: h.kinds(), runs };
+  const outcomes = clientSpans.getFinishedSpans().filter((x) => x.name === 'forkwatch.request.settled').map((x) => String(x.attributes['forkwatch.request.outcome']));
+  return { kinds: h.kinds(), outcomes, runs };
 }
 
 test('cut mid tool call, re-issued, server did not stop the first: duplicate_execution and work_after_cancel (never a fork)', { timeout: 30_000 }, async () => {
@@ -130,4 +140,24 @@ test('cut mid tool call, re-issued, server stopped the first on the close: nothi
 test('cut mid tool call, never re-issued: orphaned_request', { timeout: 30_000 }, async () => {
   const r = await run({ serverStops: true, reissue: false });
   assert.deepEqual(r.kinds, ['orphaned_request']);
+});
+
+test('the app cancels its call itself (2026 era: the abort closes the stream), the server works on: work_after_cancel, never orphaned_request', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: false, reissue: false, cancel: true });
+  assert.equal(r.runs.completed, 1, 'the server finished the charge nobody waited for');
+  assert.ok(!r.kinds.includes('orphaned_request'), r.kinds.join(','));
+  assert.deepEqual(r.outcomes, ['cancelled']);
+  assert.deepEqual(r.kinds, ['work_after_cancel']);
+});
+
+test('the app cancels its call itself, the server stops on the close: nothing', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: false, cancel: true });
+  assert.equal(r.runs.stopped, 1);
+  assert.deepEqual(r.kinds, []);
+});
+
+test('the app cancels its call itself in the 2025 era (notifications/cancelled, stream not cut): never orphaned_request', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: false, reissue: false, cancel: true, negotiation: 'legacy' });
+  assert.deepEqual(r.outcomes, ['cancelled'], 'the tap read the app\'s notifications/cancelled');
+  assert.ok(!r.kinds.includes('orphaned_request'), r.kinds.join(','));
 });

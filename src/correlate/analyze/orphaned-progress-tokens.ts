@@ -1,5 +1,6 @@
 import type { RequestFact, SpanFact } from '../session-state.js';
 import { cite } from './cite.js';
+import { clientEndedOrSawFail } from './client-settle.js';
 import { settledShows } from './describe-event.js';
 import { is2xx } from './outcome-of-status.js';
 import { RUNBOOK_ORPHAN } from './runbook.js';
@@ -7,13 +8,15 @@ import type { SessionView } from './session-view.js';
 import type { FindingDraft } from './types.js';
 
 /**
- * `forkwatch.request.outcome` values of a request that ended without its answer: when it was
- * orphaned while pending, it was an orphan even though it settled before the decision. Not here:
- * `answered` and `error` (a real JSON-RPC answer came, e.g. replayed) and `failed_session_lost`
- * (a guard failed it at once on the server's 404: the designed recovery of a guarded server and
- * client, which must stay free of findings).
+ * `forkwatch.request.outcome` values of a settle that leaves the request an orphan when it was
+ * orphaned while pending (it settled before the decision or after): the client's own `timeout`
+ * (it waited to its timeout: the hang itself), and the sidecar proxy's `cancelled` (server side,
+ * `stream_closed`: the cancel it saw on the wire, which a client also sends on a timeout). A
+ * client's own `cancelled`, `transport_error`, `error`, `failed_*` or `answered` is never an orphan:
+ * its app ended the call or saw it fail ({@link clientEndedOrSawFail}), e.g. a retry POST rejected
+ * `400` within milliseconds.
  */
-const ORPHAN_SETTLE_OUTCOMES: ReadonlySet<string> = new Set(['timeout', 'transport_error', 'cancelled', 'failed_fork']);
+const ORPHAN_SETTLE_OUTCOMES: ReadonlySet<string> = new Set(['timeout', 'cancelled']);
 
 /** Resume statuses on which the client guard fails every pending request at once (client-guard.ts). */
 const GUARD_FAILS_ON: ReadonlySet<number> = new Set([404, 409, 410]);
@@ -25,7 +28,7 @@ export function orphanedProgressTokens(v: SessionView): void {
     const settled = r.settled;
     // Whether the settle came before or after the decision must not change the answer: a request
     // orphaned while pending that then failed without an answer is reported, already resolved.
-    if (settled !== undefined && (settled.outcome === undefined || !ORPHAN_SETTLE_OUTCOMES.has(settled.outcome))) continue;
+    if (settled !== undefined && (settled.outcome === undefined || !ORPHAN_SETTLE_OUTCOMES.has(settled.outcome) || clientEndedOrSawFail(settled))) continue;
     // The forks found before, not the orphans added here.
     forks ??= [...v.drafts.values()];
     const o = orphanReasons(v, r, forks);

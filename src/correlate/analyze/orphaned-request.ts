@@ -1,4 +1,5 @@
 import type { StatelessCall } from '../stateless/stateless-call.js';
+import { appCancelled } from './client-settle.js';
 import { broke, isReissueOf } from './reissue.js';
 import { RUNBOOK_ORPHANED_REQUEST } from './runbook.js';
 import { type AnomalyDraft, describeCall } from './stateless-shared.js';
@@ -10,7 +11,8 @@ import { type AnomalyDraft, describeCall } from './stateless-shared.js';
  * before any stream is an error the app saw, not an orphan.
  */
 export function orphanedRequest(o: StatelessCall, same: Iterable<StatelessCall>, windowMs: number): AnomalyDraft | undefined {
-  if (!broke(o)) return undefined;
+  // The app cancelled it: its stream closing was the cancel (2026-07-28), not a loss.
+  if (appCancelled(o.settled) || !broke(o)) return undefined;
   const accepted = o.settled?.outcome === 'stream_broken' || o.handled !== undefined || o.received !== undefined;
   if (!accepted) return undefined;
   for (const x of same) if (isReissueOf(x, o, windowMs)) return undefined;

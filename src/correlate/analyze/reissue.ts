@@ -3,12 +3,16 @@ import { BROKEN_OUTCOMES } from '../stateless/stateless-call.js';
 
 /**
  * Whether the call's response stream broke before its answer: the client settled it
- * `stream_broken`/`transport_error`, or (no client answer seen) the server's stream closed first.
- * A call the client saw answered did not break, whatever the server saw.
+ * `stream_broken`/`transport_error`, or (no client settle seen, or only its timeout) the server's
+ * stream closed first. A call the client saw answered, or cancelled, did not break, whatever the
+ * server saw.
  */
 export function broke(c: StatelessCall): boolean {
   const out = c.settled?.outcome;
-  if (out !== undefined) return BROKEN_OUTCOMES.has(out);
+  if (out !== undefined && BROKEN_OUTCOMES.has(out)) return true;
+  // A client that waited to its timeout saw no break itself: an SDK 1.x client does not fail a
+  // call whose stream ended without an event id to resume from, it waits. The server's close says.
+  if (out !== undefined && out !== 'timeout') return false;
   return c.handled?.streamClosed === true;
 }
 

@@ -1,4 +1,4 @@
-import type { Context } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import type { EventRing } from '../common/event-ring.js';
 import type { IdTable } from '../common/id-table.js';
 import type { MessageInfo } from './inspect-message.js';
@@ -35,6 +35,10 @@ export interface TrackedRequest {
   progressCount: number;
   /** `request.sent` went out (at once, or when the request outlived the delay). */
   sentEmitted: boolean;
+  /** `forkwatch.request.args_digest`: only on a connection without a session id (stateless). */
+  digest?: string;
+  /** `request.sent` started at send time, its context sent in `params._meta` (stateless only); ended when emitted. */
+  span?: Span;
 }
 
 /** One wrapped fetch: one client connection. */

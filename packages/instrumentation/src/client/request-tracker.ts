@@ -1,4 +1,6 @@
-import { context } from '@opentelemetry/api';
+import { context, propagation, trace, type Context } from '@opentelemetry/api';
+import { withTraceMeta } from '../conventional/meta-context.js';
+import { argsDigest } from '../common/args-digest.js';
 import { sdkErrorOutcome } from '../common/error-outcome.js';
 import {
   ATTR_GEN_AI_TOOL_NAME,
@@ -6,6 +8,7 @@ import {
   ATTR_MCP_METHOD_NAME,
   ATTR_MCP_PROTOCOL_VERSION,
   ATTR_PROGRESS_TOKEN,
+  ATTR_REQUEST_ARGS_DIGEST,
   ATTR_REQUEST_DURATION_MS,
   ATTR_REQUEST_OUTCOME,
   ATTR_REQUEST_PROGRESS_COUNT,
@@ -20,6 +23,7 @@ import type { DeliveryTracker } from './delivery-tracker.js';
 import { forkOf } from './fork-registry.js';
 import { boundedSessionId } from './http-message.js';
 import type { Outcome, TrackedRequest } from './internal-types.js';
+import { requestOptionsIndex } from './request-options.js';
 import { isSessionForkError } from './session-fork-error.js';
 import type { AttachableClient, AttachableTransport } from './types.js';
 
@@ -48,9 +52,14 @@ export class RequestTracker {
     const core = this.core;
     /** Requests of this client being tracked (bounded by maxPendingRequests). */
     const counter = { pending: 0 };
-    client.request = function (this: unknown, request: any, schema: any, options?: any) {
+    client.request = function (this: unknown, request: any) {
+      // eslint-disable-next-line prefer-rest-params
+      const args = Array.prototype.slice.call(arguments) as unknown[];
+      // 1.x: (request, schema, options); 2.x: (request, options) or (request, schema, options).
+      const at = requestOptionsIndex(args);
+      const options = args[at] as { onprogress?: unknown; signal?: AbortSignal } | undefined;
       let r: TrackedRequest | undefined;
-      let opts = options;
+      let callCtx: Context | undefined;
       try {
         // Nothing to track for a tracer that records nothing (no SDK registered).
         if (counter.pending < core.maxPendingRequests && core.emitter.enabled) {
@@ -74,9 +83,26 @@ export class RequestTracker {
             progressCount: 0,
             sentEmitted: false,
           };
+          // No session id (a stateless server, SDK 1.x `sessionIdGenerator: undefined`): the detector
+          // correlates the call by (trace id, request id) and a re-issue by its argument digest, so
+          // the call gets both, and request.sent is started now: its context is what goes into
+          // params._meta (hookTraceMeta, inside this hook), even with no span of the app's active.
+          if (sessionId === undefined && method !== undefined && method !== 'initialize') {
+            tracked.digest = argsDigest(request?.params);
+            // A traceparent already in params._meta (the app's, or the mcpSemconv operation span's)
+            // names the call's trace: request.sent joins it.
+            const meta = request?.params?._meta;
+            if (meta !== null && typeof meta === 'object' && typeof meta.traceparent === 'string') tracked.ctx = propagation.extract(tracked.ctx, meta);
+            tracked.span = core.emitter.start(SPAN_REQUEST_SENT, undefined, sentAttrs(tracked), tracked.ctx, tracked.at);
+            if (tracked.span !== undefined) {
+              callCtx = trace.setSpan(tracked.ctx, tracked.span);
+              // Written here, not left to the active context: an app without a context manager has none.
+              if (core.injectTraceContext) args[0] = withTraceMeta(request, callCtx);
+            }
+          }
           if (typeof options?.onprogress === 'function') {
-            const onprogress = options.onprogress;
-            opts = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
+            const onprogress = options.onprogress as (p: unknown) => unknown;
+            args[at] = { ...options, onprogress: (p: unknown) => { tracked.progressCount++; return onprogress(p); } };
           }
           r = tracked;
           counter.pending++;
@@ -89,7 +115,7 @@ export class RequestTracker {
       }
       let result: Promise<unknown>;
       try {
-        result = original.call(this, request, schema, opts);
+        result = (callCtx !== undefined ? context.with(callCtx, () => original.apply(this, args)) : original.apply(this, args)) as Promise<unknown>;
       } catch (err) {
         if (r) {
           counter.pending--;
@@ -126,7 +152,8 @@ export class RequestTracker {
         [ATTR_REQUEST_PROGRESS_COUNT]: s.progressCount,
         [ATTR_SESSION_INCARNATION]: inc,
         [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
-      });
+        [ATTR_REQUEST_ARGS_DIGEST]: s.digest,
+      }, s.span !== undefined ? trace.setSpan(s.ctx, s.span) : undefined);
     } catch (err) {
       this.core.fail('settle hook', err);
     }
@@ -140,26 +167,27 @@ export class RequestTracker {
       // A request outliving the delay (or settling without an answer) is a moment: the session's
       // recent events go out with it. initialize is emitted at once and is no moment.
       if (r.method !== 'initialize') this.delivery.moment(r.sessionId, false);
-      const inc = r.inc;
-      this.core.emitter.emit(
-        SPAN_REQUEST_SENT,
-        r.sessionId,
-        {
-          [ATTR_MCP_METHOD_NAME]: r.method,
-          [ATTR_JSONRPC_REQUEST_ID]: r.id,
-          [ATTR_PROGRESS_TOKEN]: r.token,
-          [ATTR_GEN_AI_TOOL_NAME]: r.tool,
-          [ATTR_MCP_PROTOCOL_VERSION]: r.protocolVersion,
-          [ATTR_SESSION_INCARNATION]: inc,
-          [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
-        },
-        r.ctx,
-        r.at,
-      );
+      if (r.span !== undefined) r.span.end(r.at);
+      else this.core.emitter.emit(SPAN_REQUEST_SENT, r.sessionId, sentAttrs(r), r.ctx, r.at);
     } catch (err) {
       this.core.fail('request.sent', err);
     }
   }
+}
+
+/** The attributes of a request's `forkwatch.request.sent`, all known when it was sent. */
+function sentAttrs(r: TrackedRequest): Record<string, string | undefined> {
+  const inc = r.inc;
+  return {
+    [ATTR_MCP_METHOD_NAME]: r.method,
+    [ATTR_JSONRPC_REQUEST_ID]: r.id,
+    [ATTR_PROGRESS_TOKEN]: r.token,
+    [ATTR_GEN_AI_TOOL_NAME]: r.tool,
+    [ATTR_MCP_PROTOCOL_VERSION]: r.protocolVersion,
+    [ATTR_SESSION_INCARNATION]: inc,
+    [ATTR_SESSION_INCARNATION_SOURCE]: inc ? 'server' : undefined,
+    [ATTR_REQUEST_ARGS_DIGEST]: r.digest,
+  };
 }
 
 /** Why a request stopped waiting, from what it was rejected with. */

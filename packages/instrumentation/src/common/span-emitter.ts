@@ -1,4 +1,4 @@
-import { context, trace, SpanKind, type Attributes, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { context, trace, SpanKind, type Attributes, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { DiagLogger } from '@opentelemetry/api';
 import { ATTR_GUARDED, ATTR_MCP_SESSION_ID, ATTR_SCHEMA_VERSION, ATTR_SESSION_KEY, ATTR_SIDE, SCHEMA_VERSION } from '../semconv.js';
 import type { Side } from '../semconv.js';
@@ -70,6 +70,22 @@ export class SpanEmitter {
    * event happened (epoch ms), for an event recorded after the fact; default now.
    */
   emit(name: string, sessionId: string | undefined, attrs: Record<string, string | number | boolean | undefined | null>, ctx?: Context, at?: number): void {
+    const span = this.start(name, sessionId, attrs, ctx, at);
+    if (span === undefined) return;
+    try {
+      span.end(at);
+    } catch (err) {
+      this.failures++;
+      this.opts.logger.debug('span emit failed', err);
+    }
+  }
+
+  /**
+   * Starts span `name` as {@link emit} does and leaves it open: the caller ends it (e.g. a
+   * request's `request.sent`, whose context travels with the request before the span is
+   * exported). Undefined when the tracer failed.
+   */
+  start(name: string, sessionId: string | undefined, attrs: Record<string, string | number | boolean | undefined | null>, ctx?: Context, at?: number): Span | undefined {
     try {
       const attributes: Attributes = {
         [ATTR_SCHEMA_VERSION]: SCHEMA_VERSION,
@@ -85,15 +101,15 @@ export class SpanEmitter {
         if (v === undefined || v === null) continue;
         attributes[k] = typeof v === 'string' && v.length > MAX_ATTRIBUTE_CHARS ? v.slice(0, MAX_ATTRIBUTE_CHARS) : v;
       }
-      const span = this.tracer.startSpan(
+      return this.tracer.startSpan(
         name,
         at === undefined ? { kind: SpanKind.INTERNAL, attributes } : { kind: SpanKind.INTERNAL, attributes, startTime: at },
         ctx ?? context.active(),
       );
-      span.end(at);
     } catch (err) {
       this.failures++;
       this.opts.logger.debug('span emit failed', err);
+      return undefined;
     }
   }
 }

@@ -4,6 +4,7 @@ import type { JsonRpcInfo } from '../common/jsonrpc-info.js';
 import type { EventIdTracker } from './event-id-tracker.js';
 import type { GuardLink } from './guard-link.js';
 import type { RequestContext } from './request-context.js';
+import type { StatelessTransportCalls } from './stateless-calls.js';
 import type { SessionEndReason } from './types.js';
 
 export type Attrs = Record<string, string | number | boolean | undefined | null>;
@@ -33,6 +34,8 @@ export interface TransportState {
   ring: EventRing | undefined;
   /** A moment happened on this incarnation: its events are emitted as they are sent. */
   hot: boolean;
+  /** SDK 1.x run stateless (`sessionIdGenerator: undefined`): its requests, for `request.handled`. */
+  stateless?: StatelessTransportCalls;
 }
 
 /** A received request whose `forkwatch.request.received` waits (see DeferredRequests). */

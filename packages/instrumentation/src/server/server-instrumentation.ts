@@ -28,6 +28,10 @@ import { ServerEmitters } from './server-emitters.js';
 import { SessionAttribution } from './session-attribution.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import { SseRecorder } from './sse-recorder.js';
+import { isStatelessTransport, StatelessCalls } from './stateless-calls.js';
+import { HandledReporter } from '../common/handled-reporter.js';
+import { DEFAULT_REISSUE_WINDOW_MS } from '../common/recent-shapes.js';
+import { TRACER_NAME, TRACER_VERSION } from '../common/span-emitter.js';
 import { DEFAULT_MAX_TRACKED_SESSIONS, TransportRegistry } from './transport-registry.js';
 import type { ServerInstrumentation, ServerInstrumentationOptions, SessionEndReason } from './types.js';
 
@@ -43,8 +47,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const maxTrackedSessions = options.maxTrackedSessions ?? DEFAULT_MAX_TRACKED_SESSIONS;
   const maxSseEventChars = options.maxSseEventChars ?? DEFAULT_MAX_EVENT_CHARS;
   const requestSpanDelayMs = options.requestSpanDelayMs ?? DEFAULT_REQUEST_SPAN_DELAY_MS;
+  const tracerProvider = safeTracerProvider(options.tracerProvider, logger);
   const emitters = new ServerEmitters({
-    tracerProvider: safeTracerProvider(options.tracerProvider, logger),
+    tracerProvider,
     salt: options.salt ?? process.env.FORKWATCH_SESSION_SALT ?? '',
     recordRawSessionId: options.recordRawSessionId ?? false,
     logger,
@@ -59,6 +64,11 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
   const sse = new SseRecorder(emitters, store, maxTrackedSessions);
   const held = new HeldRequests(emitters, logger, requestSpanDelayMs, maxTrackedEventIds, sse);
   const lifecycle = new SessionLifecycle(emitters, registry, attribution, held, sse);
+  // SDK 1.x run stateless (no session id): its requests reported as the 2026-07-28 ones are.
+  const statelessCalls = new StatelessCalls(
+    new HandledReporter(tracerProvider.getTracer(TRACER_NAME, TRACER_VERSION), logger, options.reissueWindowMs ?? DEFAULT_REISSUE_WINDOW_MS, requestSpanDelayMs <= 0),
+    logger,
+  );
   // Built only when asked for: with the option off the hooks below test one constant.
   const conventional = options.mcpSemconv === true
     ? new ServerOperations({ tracerProvider: options.tracerProvider, meterProvider: options.meterProvider, salt: options.salt ?? process.env.FORKWATCH_SESSION_SALT ?? '', recordRawSessionId: options.recordRawSessionId ?? false, logger })
@@ -71,7 +81,10 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       if (ctx && ctx.rpcMethod === undefined && info.method !== undefined) ctx.rpcMethod = info.method;
       lifecycle.maybeCreate(state, ctx, false);
     }
-    if (info.kind === 'request') held.received(state, info, extra);
+    if (info.kind === 'request') {
+      held.received(state, info, extra);
+      if (state.stateless !== undefined) statelessCalls.onRequest(state.stateless, message, extra);
+    }
   };
 
   const observeTransport = <T extends StreamableHTTPServerTransport>(transport: T): T => {
@@ -90,6 +103,8 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         // With no delay everything is recorded as it happens, events included.
         hot: requestSpanDelayMs <= 0,
       };
+      // Nothing to watch for a tracer that records nothing (no SDK registered).
+      if (isStatelessTransport(transport) && emitters.plain.enabled) state.stateless = { calls: new Map() };
       const link = guardLinks.get(transport);
       if (link) state.link = link;
       registry.add(transport, state);
@@ -121,7 +136,10 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       );
       interceptHandler(transport, 'onclose', (h) =>
         function (this: unknown, ...args: any[]) {
-          safeExecute(logger, 'onclose hook', () => lifecycle.end(state, 'transport_closed'));
+          safeExecute(logger, 'onclose hook', () => {
+            if (state.stateless !== undefined) statelessCalls.onClose(state.stateless);
+            lifecycle.end(state, 'transport_closed');
+          });
           if (conventional !== undefined) conventional.closed(transport);
           return h.apply(this, args);
         },
@@ -131,6 +149,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
       transport.send = function send(this: T, message: any, options?: any) {
         try {
           held.onSend(state, message);
+          if (state.stateless !== undefined) statelessCalls.onSend(state.stateless, message, options);
           if (conventional !== undefined) conventional.sent(transport, message);
         } catch (err) {
           logger.debug('send hook failed', err);
@@ -143,7 +162,10 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         try {
           return await origClose.call(this);
         } finally {
-          safeExecute(logger, 'close hook', () => lifecycle.end(state, 'transport_closed'));
+          safeExecute(logger, 'close hook', () => {
+            if (state.stateless !== undefined) statelessCalls.onClose(state.stateless);
+            lifecycle.end(state, 'transport_closed');
+          });
         }
       };
 
@@ -156,6 +178,7 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
           ctx = c;
           c.claimed = true;
           if (c.method === 'DELETE') state.deleting = true;
+          if (state.stateless !== undefined) statelessCalls.watchResponse(state.stateless, res);
           if (c.method === 'POST' && parsedBody !== undefined && c.rpcMethod === undefined) {
             const first = Array.isArray(parsedBody) ? parsedBody[0] : parsedBody;
             const m = describeMessage(first).method;

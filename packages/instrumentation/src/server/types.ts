@@ -58,6 +58,12 @@ export interface ServerInstrumentationOptions {
   mcpSemconv?: boolean;
   /** Meter provider of the `mcpSemconv` histograms. Default: the global one of `@opentelemetry/api`, looked up per point. */
   meterProvider?: MeterProvider;
+  /**
+   * Transports run stateless (`sessionIdGenerator: undefined`): a request repeating (method,
+   * tool, argument digest) one whose response stream closed within this long emits its
+   * `forkwatch.request.handled` too, ms (its re-issue). Default 30000.
+   */
+  reissueWindowMs?: number;
 }
 
 /** Server instrumentation: observes transports and handlers; never changes what they answer. */

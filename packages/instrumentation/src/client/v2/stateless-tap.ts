@@ -40,6 +40,8 @@ interface Pending {
   startMs: number;
   span: Span;
   emitted: boolean;
+  /** Settled (answered, broken or cancelled): later news of it is ignored. */
+  done: boolean;
 }
 
 /**
@@ -62,10 +64,15 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
     p.span.end(p.startMs);
   };
   const settle = (p: Pending, outcome: string): void => {
+    if (p.done) return;
+    p.done = true;
     try {
       const now = Date.now();
       if (outcome === 'stream_broken' || outcome === 'transport_error') recent.note(RecentShapes.shape(p.method, p.tool, p.digest), now);
-      else if (!p.emitted) return; // answered: nothing to report unless already reported as a re-issue
+      // answered: nothing to report unless already reported as a re-issue. A call the app
+      // cancelled is always reported: its stream closing was the cancel, and a server that saw
+      // only the close must not make it an orphan.
+      else if (!p.emitted && outcome !== 'cancelled') return;
       emitSent(p);
       const s = tracer.startSpan(
         SPAN_REQUEST_SETTLED,
@@ -91,13 +98,20 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
   };
 
   /** Parses the body, starts a sent span per request and writes its context into `_meta`. */
-  const prepare = (body: string): { body: string; pending: Pending[]; traceparent?: string } | undefined => {
+  const prepare = (body: string, open: Map<string, Pending>): { body: string; pending: Pending[]; traceparent?: string } | undefined => {
     if (body.length > MAX_TAPPED_BODY_CHARS) return undefined;
     const parsed: unknown = JSON.parse(body);
     const msgs = (Array.isArray(parsed) ? parsed : [parsed]) as Array<Record<string, unknown>>;
     const pending: Pending[] = [];
     let traceparent: string | undefined;
     for (const m of msgs) {
+      // The app's own cancel (2025 era: a notification; the 2026 era closes the stream instead).
+      if (m && typeof m === 'object' && m.method === 'notifications/cancelled' && (m.id === undefined || m.id === null)) {
+        const rid = (m.params as { requestId?: unknown } | undefined)?.requestId;
+        const p = rid !== undefined && rid !== null ? open.get(String(rid)) : undefined;
+        if (p !== undefined) settle(p, 'cancelled');
+        continue;
+      }
       if (!m || typeof m !== 'object' || typeof m.method !== 'string' || m.id === undefined || m.id === null) continue;
       const params = (m.params && typeof m.params === 'object' ? m.params : {}) as Record<string, unknown>;
       const tool = m.method === 'tools/call' && typeof params.name === 'string' ? params.name.slice(0, 256) : undefined;
@@ -128,7 +142,7 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
         m.params = params;
         traceparent ??= carrier[META_TRACEPARENT];
       }
-      const p: Pending = { id: String(m.id), method: m.method, tool, digest, startMs, span, emitted: false };
+      const p: Pending = { id: String(m.id), method: m.method, tool, digest, startMs, span, emitted: false, done: false };
       if (recent.has(RecentShapes.shape(p.method, p.tool, p.digest), startMs)) emitSent(p);
       pending.push(p);
     }
@@ -137,7 +151,7 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
   };
 
   /** Reads a copy of the response for the pending ids' answers; what ends unanswered broke. */
-  const watch = async (res: Response, pending: Pending[]): Promise<void> => {
+  const watch = async (res: Response, pending: Pending[], signal: AbortSignal | null | undefined, conn: Map<string, Pending>): Promise<void> => {
     const open = new Map(pending.map((p) => [p.id, p]));
     const answer = (m: unknown): void => {
       for (const x of Array.isArray(m) ? m : [m]) {
@@ -191,19 +205,25 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
     } catch {
       // the stream errored: whatever is still open broke
     }
-    for (const p of open.values()) settle(p, 'stream_broken');
+    // Ended by the client's own abort (the app cancelled the call, or closed its client): no break.
+    const outcome = signal?.aborted === true ? 'cancelled' : 'stream_broken';
+    for (const p of open.values()) settle(p, outcome);
+    for (const p of pending) conn.delete(p.id);
   };
 
   return {
     wrapFetch(inner: FetchLike = globalThis.fetch): FetchLike {
+      /** This connection's calls still waiting, by JSON-RPC id (one id space per client). */
+      const open = new Map<string, Pending>();
       return async (input, init) => {
         let prepared: ReturnType<typeof prepare>;
         let req = init;
         try {
           const headers = new Headers(init?.headers);
           if ((init?.method ?? 'GET').toUpperCase() === 'POST' && typeof init?.body === 'string' && !headers.has(HEADER_SESSION_ID)) {
-            prepared = prepare(init.body);
+            prepared = prepare(init.body, open);
             if (prepared) {
+              for (const p of prepared.pending) open.set(p.id, p);
               if (prepared.traceparent !== undefined) headers.set(META_TRACEPARENT, prepared.traceparent);
               req = { ...init, body: prepared.body, headers };
             }
@@ -217,19 +237,26 @@ export function createStatelessClientTap(options: StatelessClientTapOptions = {}
         try {
           res = await inner(input, req);
         } catch (err) {
-          for (const p of prepared?.pending ?? []) settle(p, 'transport_error');
+          for (const p of prepared?.pending ?? []) {
+            settle(p, init?.signal?.aborted === true ? 'cancelled' : 'transport_error');
+            open.delete(p.id);
+          }
           throw err;
         }
         if (prepared && res.ok && res.body) {
           try {
             const [mine, theirs] = res.body.tee();
-            void watch(new Response(mine), prepared.pending);
+            void watch(new Response(mine), prepared.pending, init?.signal, open);
             return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
           } catch (err) {
             log.debug('response tap failed', err);
+            for (const p of prepared.pending) open.delete(p.id);
           }
         } else if (prepared) {
-          for (const p of prepared.pending) settle(p, 'error');
+          for (const p of prepared.pending) {
+            settle(p, 'error');
+            open.delete(p.id);
+          }
         }
         return res;
       };

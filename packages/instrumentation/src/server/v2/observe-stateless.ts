@@ -1,21 +1,8 @@
-import { context, propagation, trace, SpanKind, type Context, type MeterProvider, type TracerProvider } from '@opentelemetry/api';
-import {
-  ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GUARDED,
-  ATTR_JSONRPC_REQUEST_ID,
-  ATTR_MCP_METHOD_NAME,
-  ATTR_REQUEST_ARGS_DIGEST,
-  ATTR_REQUEST_HANDLER_OUTCOME,
-  ATTR_REQUEST_MESSAGES_AFTER_CLOSE,
-  ATTR_REQUEST_STREAM_CLOSED,
-  ATTR_SCHEMA_VERSION,
-  ATTR_SIDE,
-  SCHEMA_VERSION,
-  SPAN_REQUEST_HANDLED,
-} from '../../semconv.js';
+import { context, propagation, trace, type MeterProvider, type TracerProvider } from '@opentelemetry/api';
 import { argsDigest } from '../../common/args-digest.js';
 import { componentLogger } from '../../common/logger.js';
-import { DEFAULT_REISSUE_WINDOW_MS, RecentShapes } from '../../common/recent-shapes.js';
+import { DEFAULT_REISSUE_WINDOW_MS } from '../../common/recent-shapes.js';
+import { HandledReporter, type HandledCall } from '../../common/handled-reporter.js';
 import { TRACER_NAME, TRACER_VERSION } from '../../common/span-emitter.js';
 import { ServerOperations } from '../../conventional/server-operations.js';
 
@@ -36,16 +23,8 @@ export interface StatelessServerOptions {
   meterProvider?: MeterProvider;
 }
 
-interface Call {
-  method: string;
-  id: string;
-  tool?: string;
-  digest: string;
-  startMs: number;
+interface Call extends HandledCall {
   signal?: AbortSignal;
-  closedAtMs?: number;
-  afterClose: number;
-  parent: Context;
 }
 
 type Handler = (request: { method: string; id?: unknown; params?: Record<string, unknown> }, ctx: { mcpReq?: { signal?: AbortSignal; notify?: unknown; send?: unknown } }) => unknown;
@@ -76,45 +55,13 @@ const metaGetter = {
 export function observeStatelessServers<F extends (...args: never[]) => unknown>(factory: F, options: StatelessServerOptions = {}): F {
   const log = componentLogger('server-stateless');
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME, TRACER_VERSION);
-  const recent = new RecentShapes(options.reissueWindowMs ?? DEFAULT_REISSUE_WINDOW_MS);
-  const everyRequest = options.requestSpanDelayMs === 0;
   // Stateless: no session id, so no salt and no raw id to guard.
   const conventional = options.mcpSemconv === true
     ? new ServerOperations({ tracerProvider: options.tracerProvider, meterProvider: options.meterProvider, salt: '', recordRawSessionId: false, logger: log })
     : undefined;
 
-  const emit = (c: Call, outcome: string): void => {
-    try {
-      const now = Date.now();
-      const shape = RecentShapes.shape(c.method, c.tool, c.digest);
-      const matters = everyRequest || c.closedAtMs !== undefined || c.afterClose > 0 || recent.has(shape, c.startMs);
-      if (c.closedAtMs !== undefined) recent.note(shape, c.closedAtMs);
-      if (!matters) return;
-      const span = tracer.startSpan(
-        SPAN_REQUEST_HANDLED,
-        {
-          kind: SpanKind.INTERNAL,
-          startTime: c.startMs,
-          attributes: {
-            [ATTR_SCHEMA_VERSION]: SCHEMA_VERSION,
-            [ATTR_SIDE]: 'server',
-            [ATTR_GUARDED]: false,
-            [ATTR_MCP_METHOD_NAME]: c.method,
-            [ATTR_JSONRPC_REQUEST_ID]: c.id,
-            [ATTR_REQUEST_ARGS_DIGEST]: c.digest,
-            [ATTR_REQUEST_HANDLER_OUTCOME]: outcome,
-            [ATTR_REQUEST_STREAM_CLOSED]: c.closedAtMs !== undefined,
-            [ATTR_REQUEST_MESSAGES_AFTER_CLOSE]: c.afterClose,
-            ...(c.tool !== undefined ? { [ATTR_GEN_AI_TOOL_NAME]: c.tool.slice(0, 256) } : {}),
-          },
-        },
-        c.parent,
-      );
-      span.end(now);
-    } catch (err) {
-      log.debug('request.handled emit failed', err);
-    }
-  };
+  const reporter = new HandledReporter(tracer, log, options.reissueWindowMs ?? DEFAULT_REISSUE_WINDOW_MS, options.requestSpanDelayMs === 0);
+  const emit = (c: Call, outcome: string): void => reporter.report(c, outcome);
 
   const hook = (server: ServerLike, transport: TransportLike): void => {
     const protocol = (server.server ?? server) as ProtocolLike;
