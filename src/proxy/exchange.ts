@@ -261,8 +261,18 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       }
     }
 
-    const answer = (info: JsonRpcInfo): void => {
-      if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id, scope);
+    /**
+     * An answer crossed. One to a request whose `request.received` went out already must reach
+     * the detector, or a later session end (DELETE) reads as "ended before answering": `recorded`
+     * (an id-bearing event about to be recorded) makes it a moment once recorded; an answer that
+     * leaves no event (JSON, an event without id) is reported as the request's settle instead.
+     */
+    const answer = (info: JsonRpcInfo, recorded: boolean): boolean => {
+      if ((info.kind !== 'response' && info.kind !== 'error') || info.id === undefined) return false;
+      const late = ctx.requests.answer(sid, info.id, scope);
+      if (late === undefined || sid === undefined || scope !== undefined) return false;
+      if (!recorded) spans.settledAnswered(sid, late.info, late.protocolVersion, late.at, info.kind === 'error' ? 'error' : 'answered', epochNow());
+      return recorded;
     };
     const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
     // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.
@@ -295,7 +305,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const onEvent = (ev: SseEvent): void => {
       const infos = ev.data === '' ? NO_INFO : describeText(ev.data);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
-      for (const info of infos) answer(info);
+      let late = false;
+      for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
       if (ev.id === undefined) return;
       const at = epochNow();
       if (s === undefined) {
@@ -319,6 +330,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       const { event, replayed } = s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
       ctx.history.record(s, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, event, replayed, origin, at);
+      if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {
       ures.on('data', () => idle.touch());
@@ -346,7 +358,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res.on('drain', () => ures.resume());
       ures.on('end', () => {
         answered = true;
-        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info);
+        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info, false);
         res.end();
         finish(false);
       });
