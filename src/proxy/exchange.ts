@@ -24,6 +24,7 @@ import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
 import type { PendingResume, ProxySession, SessionTable } from './session-table.js';
+import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
 import type { WireSpans } from './wire-spans.js';
 
@@ -375,12 +376,20 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res,
       {
         onEvent,
-        decide: (ev) => {
-          const c = judge(ev, payloadPrint(ev.data));
+        decide: (ev) => refuseIfForked(judge(ev, payloadPrint(ev.data))),
+        // A resume that replayed nothing in the hold: ask the upstream for one event of the session.
+        onHoldExpired: () => probeResume(),
+      },
+      opts.maxEventChars,
+      hold,
+      idle,
+    );
+    /** Under `--guard`: a held answer whose judged event forks is refused 404 (its new life recorded unless `minted` is false). */
+    function refuseIfForked(c: Continuity, minted = true): 'pass' | 'refuse' {
           if (!forks(c)) return 'pass';
           s!.lost = true;
           // The client is spared the fork, but the upstream did mint: the record says so.
-          if (c === 'restarts') {
+          if (c === 'restarts' && minted) {
             table.reincarnate(s!);
             spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
             ctx.history.moment(s!, true);
@@ -393,21 +402,41 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
           refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
           answered = true;
           return 'refuse';
-        },
-      },
-      opts.maxEventChars,
-      hold,
-      idle,
-    );
+    }
+    /**
+     * A held resume that replayed nothing (the hold ran out, or the body ended): a rehydrated
+     * session and a live one whose tool is silent look alike, so the upstream is asked for one
+     * event of the session (resume-probe.ts) and that event judged. Undefined: nothing to ask.
+     */
+    function probeResume(): Promise<'pass' | 'refuse'> | undefined {
+      if (cursor === undefined || s === undefined) return undefined;
+      const session = s;
+      return probeSession(ctx.agent, opts.upstreamUrl, `${base}${req.url ?? '/'}`, session.id, pv, opts.maxEventChars, opts.guardHoldMs).then((a) => {
+        if (done || !relay?.holding) return 'pass';
+        if (a.kind === 'gone') return refuseIfForked('restarts', false);
+        return a.kind === 'event' ? refuseIfForked(judgeEvent(session.log, a.ev.id!, payloadPrint(a.ev.data), undefined)) : 'pass';
+      });
+    }
     const r = relay;
     if (hold === undefined) process.nextTick(flushHead, r);
-    ures.on('end', () => {
-      answered = true;
-      if (r.refused) return;
+    const ended = (): void => {
+      if (r.refused) return finish(false);
       if (r.finish().truncated) stats.malformedSse++;
       stats.oversizeEvents += r.oversized;
       res.end();
       finish(false);
+    };
+    ures.on('end', () => {
+      answered = true;
+      if (r.refused) return;
+      // A resume that ended without an event (a replay of nothing): judged by a probe first.
+      r.stopTimer();
+      const asked = r.holding ? probeResume() : undefined;
+      if (asked === undefined) return ended();
+      void asked.then((d) => {
+        if (d === 'refuse') r.drop();
+        ended();
+      });
     });
   });
 }
