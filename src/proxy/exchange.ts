@@ -386,22 +386,22 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     );
     /** Under `--guard`: a held answer whose judged event forks is refused 404 (its new life recorded unless `minted` is false). */
     function refuseIfForked(c: Continuity, minted = true): 'pass' | 'refuse' {
-          if (!forks(c)) return 'pass';
-          s!.lost = true;
-          // The client is spared the fork, but the upstream did mint: the record says so.
-          if (c === 'restarts' && minted) {
-            table.reincarnate(s!);
-            spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
-            ctx.history.moment(s!, true);
-          }
-          if (s!.pendingResume !== undefined) {
-            const r = s!.pendingResume;
-            s!.pendingResume = undefined;
-            spans.resume(s!, { ...r, status: 404 }, 'rejected_404', false);
-          }
-          refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
-          answered = true;
-          return 'refuse';
+      if (!forks(c)) return 'pass';
+      s!.lost = true;
+      // The client is spared the fork, but the upstream did mint: the record says so.
+      if (c === 'restarts' && minted) {
+        table.reincarnate(s!);
+        spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+        ctx.history.moment(s!, true);
+      }
+      if (s!.pendingResume !== undefined) {
+        const r = s!.pendingResume;
+        s!.pendingResume = undefined;
+        spans.resume(s!, { ...r, status: 404 }, 'rejected_404', false);
+      }
+      refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
+      answered = true;
+      return 'refuse';
     }
     /**
      * A held resume that replayed nothing (the hold ran out, or the body ended): a rehydrated
