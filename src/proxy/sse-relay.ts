@@ -133,6 +133,8 @@ export class SseRelay {
     this.hooks.onRelease?.();
     this.writeHead?.();
     for (const b of held) if (!this.res.write(b)) this.upstream.pause();
+    // Nothing held (a stream open and silent): the status goes out on its own, as unheld ones do.
+    if (held.length === 0 && !this.res.writableEnded && !this.res.destroyed) this.res.flushHeaders();
   }
 
   /** Stops the hold's clock (the owner decides the release itself). */
