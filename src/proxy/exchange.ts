@@ -24,6 +24,7 @@ import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import type { ProxyStats } from './proxy-stats.js';
 import type { PendingResume, ProxySession, SessionTable } from './session-table.js';
+import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
 import type { WireSpans } from './wire-spans.js';
 
@@ -261,8 +262,18 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       }
     }
 
-    const answer = (info: JsonRpcInfo): void => {
-      if ((info.kind === 'response' || info.kind === 'error') && info.id !== undefined) ctx.requests.answer(sid, info.id, scope);
+    /**
+     * An answer crossed. One to a request whose `request.received` went out already must reach
+     * the detector, or a later session end (DELETE) reads as "ended before answering": `recorded`
+     * (an id-bearing event about to be recorded) makes it a moment once recorded; an answer that
+     * leaves no event (JSON, an event without id) is reported as the request's settle instead.
+     */
+    const answer = (info: JsonRpcInfo, recorded: boolean): boolean => {
+      if ((info.kind !== 'response' && info.kind !== 'error') || info.id === undefined) return false;
+      const late = ctx.requests.answer(sid, info.id, scope);
+      if (late === undefined || sid === undefined || scope !== undefined) return false;
+      if (!recorded) spans.settledAnswered(sid, late.info, late.protocolVersion, late.at, info.kind === 'error' ? 'error' : 'answered', epochNow());
+      return recorded;
     };
     const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
     // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.
@@ -295,7 +306,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const onEvent = (ev: SseEvent): void => {
       const infos = ev.data === '' ? NO_INFO : describeText(ev.data);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
-      for (const info of infos) answer(info);
+      let late = false;
+      for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
       if (ev.id === undefined) return;
       const at = epochNow();
       if (s === undefined) {
@@ -319,6 +331,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       const { event, replayed } = s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
       ctx.history.record(s, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, event, replayed, origin, at);
+      if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {
       ures.on('data', () => idle.touch());
@@ -346,7 +359,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res.on('drain', () => ures.resume());
       ures.on('end', () => {
         answered = true;
-        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info);
+        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info, false);
         res.end();
         finish(false);
       });
@@ -363,39 +376,67 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res,
       {
         onEvent,
-        decide: (ev) => {
-          const c = judge(ev, payloadPrint(ev.data));
-          if (!forks(c)) return 'pass';
-          s!.lost = true;
-          // The client is spared the fork, but the upstream did mint: the record says so.
-          if (c === 'restarts') {
-            table.reincarnate(s!);
-            spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
-            ctx.history.moment(s!, true);
-          }
-          if (s!.pendingResume !== undefined) {
-            const r = s!.pendingResume;
-            s!.pendingResume = undefined;
-            spans.resume(s!, { ...r, status: 404 }, 'rejected_404', false);
-          }
-          refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
-          answered = true;
-          return 'refuse';
-        },
+        decide: (ev) => refuseIfForked(judge(ev, payloadPrint(ev.data))),
+        // A resume that replayed nothing in the hold: ask the upstream for one event of the session.
+        onHoldExpired: () => probeResume(),
       },
       opts.maxEventChars,
       hold,
       idle,
     );
+    /** Under `--guard`: a held answer whose judged event forks is refused 404 (its new life recorded unless `minted` is false). */
+    function refuseIfForked(c: Continuity, minted = true): 'pass' | 'refuse' {
+      if (!forks(c)) return 'pass';
+      s!.lost = true;
+      // The client is spared the fork, but the upstream did mint: the record says so.
+      if (c === 'restarts' && minted) {
+        table.reincarnate(s!);
+        spans.created(s!, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, clientSupplied: true, method, lastEventId: cursor, protocolVersion: pv }, arrivedAt);
+        ctx.history.moment(s!, true);
+      }
+      if (s!.pendingResume !== undefined) {
+        const r = s!.pendingResume;
+        s!.pendingResume = undefined;
+        spans.resume(s!, { ...r, status: 404 }, 'rejected_404', false);
+      }
+      refuse(ctx, res, cursor !== undefined ? 'resumeForked' : 'answerForked');
+      answered = true;
+      return 'refuse';
+    }
+    /**
+     * A held resume that replayed nothing (the hold ran out, or the body ended): a rehydrated
+     * session and a live one whose tool is silent look alike, so the upstream is asked for one
+     * event of the session (resume-probe.ts) and that event judged. Undefined: nothing to ask.
+     */
+    function probeResume(): Promise<'pass' | 'refuse'> | undefined {
+      if (cursor === undefined || s === undefined) return undefined;
+      const session = s;
+      return probeSession(ctx.agent, opts.upstreamUrl, `${base}${req.url ?? '/'}`, session.id, pv, opts.maxEventChars, opts.guardHoldMs).then((a) => {
+        if (done || !relay?.holding) return 'pass';
+        if (a.kind === 'gone') return refuseIfForked('restarts', false);
+        return a.kind === 'event' ? refuseIfForked(judgeEvent(session.log, a.ev.id!, payloadPrint(a.ev.data), undefined)) : 'pass';
+      });
+    }
     const r = relay;
     if (hold === undefined) process.nextTick(flushHead, r);
-    ures.on('end', () => {
-      answered = true;
-      if (r.refused) return;
+    const ended = (): void => {
+      if (r.refused) return finish(false);
       if (r.finish().truncated) stats.malformedSse++;
       stats.oversizeEvents += r.oversized;
       res.end();
       finish(false);
+    };
+    ures.on('end', () => {
+      answered = true;
+      if (r.refused) return;
+      // A resume that ended without an event (a replay of nothing): judged by a probe first.
+      r.stopTimer();
+      const asked = r.holding ? probeResume() : undefined;
+      if (asked === undefined) return ended();
+      void asked.then((d) => {
+        if (d === 'refuse') r.drop();
+        ended();
+      });
     });
   });
 }

@@ -110,15 +110,23 @@ export class PendingRequests {
     return key;
   }
 
-  /** An answer (response or error) to `id` crossed the proxy. */
-  answer(sessionId: string | undefined, id: string, scope?: string): void {
+  /**
+   * An answer (response or error) to `id` crossed the proxy. Returns the request when its
+   * `request.received` went out already (late, or on a broken stream): its answer is then evidence
+   * the detector must see, or it would read the request as never answered.
+   */
+  answer(sessionId: string | undefined, id: string, scope?: string): { info: JsonRpcInfo; protocolVersion: string | undefined; at: number } | undefined {
     const key = `${sessionId ?? ''}\u0000${id}\u0000${scope ?? ''}`;
-    const h = this.byKey.get(key);
+    let h = this.byKey.get(key);
     if (h !== undefined) {
       this.byKey.delete(key);
       this.deferred.delete(h);
     }
-    if (this.broken.size > 0) this.broken.delete(key);
+    if (this.broken.size > 0) {
+      h ??= this.broken.get(key);
+      this.broken.delete(key);
+    }
+    return h?.out === true ? h : undefined;
   }
 
   /**

@@ -15,6 +15,12 @@ export interface SseRelayHooks {
   decide?(ev: SseEvent): HoldDecision;
   /** The head and held bytes are about to go out (held answers: after `pass` or the hold's end). */
   onRelease?(): void;
+  /**
+   * Held answers only: the hold time ran out before an id-bearing event. A promise keeps holding
+   * until it settles (its owner bounds it): `pass` releases, `refuse` drops the held bytes (the
+   * owner answered the client). Undefined: release now.
+   */
+  onHoldExpired?(): Promise<HoldDecision> | undefined;
 }
 
 /**
@@ -51,7 +57,7 @@ export class SseRelay {
       this.held = [];
       this.writeHead = hold.writeHead;
       this.heldMax = hold.maxChars;
-      this.timer = setTimeout(() => this.release(), hold.ms);
+      this.timer = setTimeout(() => this.expire(), hold.ms);
       this.timer.unref();
     }
     upstream.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -108,6 +114,16 @@ export class SseRelay {
     this.res.flushHeaders();
   }
 
+  private expire(): void {
+    const asked = this.hooks.onHoldExpired?.();
+    if (asked === undefined) return this.release();
+    void asked.then((d) => {
+      if (this.held === undefined || this.refused) return;
+      if (d === 'refuse') this.refuse();
+      else this.release();
+    });
+  }
+
   /** Lets everything held go out and stops holding. */
   release(): void {
     if (this.held === undefined || this.refused) return;
@@ -117,6 +133,18 @@ export class SseRelay {
     this.hooks.onRelease?.();
     this.writeHead?.();
     for (const b of held) if (!this.res.write(b)) this.upstream.pause();
+    // Nothing held (a stream open and silent): the status goes out on its own, as unheld ones do.
+    if (held.length === 0 && !this.res.writableEnded && !this.res.destroyed) this.res.flushHeaders();
+  }
+
+  /** Stops the hold's clock (the owner decides the release itself). */
+  stopTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Drops what is held without sending it (the owner answered the client itself). */
+  drop(): void {
+    this.refuse();
   }
 
   private refuse(): void {

@@ -205,6 +205,31 @@ export class WireSpans {
   }
 
   /**
+   * `forkwatch.request.settled` for a sessionful request whose `request.received` went out (late,
+   * or on a broken stream) and whose answer then crossed the proxy without an event to record it
+   * (a JSON answer, an SSE event without id): outcome `answered` or `error`, stamped when it passed.
+   * Without it a later session end would read as "ended before answering".
+   */
+  settledAnswered(sessionId: string, info: JsonRpcInfo, protocolVersion: string | undefined, receivedAt: number, outcome: 'answered' | 'error', at: number): void {
+    this.emitter.emit(
+      SPAN_REQUEST_SETTLED,
+      sessionId,
+      {
+        [ATTR_OBSERVER]: OBSERVER_PROXY,
+        [ATTR_MCP_METHOD_NAME]: info.method,
+        [ATTR_JSONRPC_REQUEST_ID]: info.id,
+        [ATTR_PROGRESS_TOKEN]: info.progressToken,
+        [ATTR_GEN_AI_TOOL_NAME]: info.toolName,
+        [ATTR_MCP_PROTOCOL_VERSION]: protocolVersion,
+        [ATTR_REQUEST_OUTCOME]: outcome,
+        [ATTR_REQUEST_DURATION_MS]: Math.max(0, at - receivedAt),
+      },
+      undefined,
+      at,
+    );
+  }
+
+  /**
    * `forkwatch.request.handled` for a stateless request whose response stream ended before its
    * answer: `stream_closed=true`. No `handler_outcome`: the wire does not show how the handler
    * ended. Stamped when the stream broke (the end the re-issue window counts from).
