@@ -1,6 +1,8 @@
 import type { Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
 import { InstrumentationBase, InstrumentationNodeModuleDefinition, InstrumentationNodeModuleFile } from '@opentelemetry/instrumentation';
 import { ClientInstrumentation } from '../client/client-instrumentation.js';
+import type { FetchLike } from '../client/types.js';
+import { createStatelessClientTap } from '../client/v2/stateless-tap.js';
 import { createServerInstrumentation } from '../server/server-instrumentation.js';
 import type { ServerInstrumentation } from '../server/types.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../version.js';
@@ -50,6 +52,7 @@ export class McpForkInstrumentation extends InstrumentationBase<McpForkInstrumen
   // `declare`: set by enable(), which InstrumentationBase's constructor calls before our fields
   // would be initialised (an initialiser would then reset it).
   declare private cjsHook: { unhook(): void } | undefined;
+  private tap: ReturnType<typeof createStatelessClientTap> | undefined;
 
   /** @param config see {@link McpForkInstrumentationConfig}; `enabled` defaults to true. */
   constructor(config: McpForkInstrumentationConfig = {}) {
@@ -79,7 +82,7 @@ export class McpForkInstrumentation extends InstrumentationBase<McpForkInstrumen
         files.push(new InstrumentationNodeModuleFile(`${SDK}/${f}`, any, gated(SDK, (e) => patchClient(e, () => this.client())), (e) => unpatchClient(e)));
       }
       const patchV2Client = (e: object): object => {
-        patchClientTransport(e, () => this.client());
+        patchClientTransport(e, () => this.client(), () => this.statelessTap());
         return patchClient(e, () => this.client());
       };
       defs.push(new InstrumentationNodeModuleDefinition(V2_CLIENT, any, gated(V2_CLIENT, patchV2Client), (e) => {
@@ -178,6 +181,14 @@ export class McpForkInstrumentation extends InstrumentationBase<McpForkInstrumen
     if (!this.isEnabled()) return undefined;
     this.serverFw ??= createServerInstrumentation({ ...this.conventions(), ...this.getConfig().serverOptions, tracerProvider: this.provider, meterProvider: this.meters });
     return this.serverFw;
+  }
+
+  /** The 2.x stateless client tap's fetch wrapper (requests without a session); undefined when disabled. */
+  private statelessTap(): ((fetch: FetchLike) => FetchLike) | undefined {
+    if (!this.isEnabled()) return undefined;
+    this.tap ??= createStatelessClientTap({ tracerProvider: this.provider });
+    const tap = this.tap;
+    return (fetch) => tap.wrapFetch(fetch as never) as FetchLike;
   }
 
   private client(): ClientInstrumentation | undefined {
