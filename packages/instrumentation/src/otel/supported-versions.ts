@@ -21,8 +21,9 @@ export const SUPPORTED_MCP_SDK_VERSIONS = [TESTED_MCP_SDK_VERSIONS['@modelcontex
 type Triple = [number, number, number];
 
 function parse(version: string): Triple | undefined {
-  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version.trim());
-  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+  // `2` and `2.1` (a range's bound) read as 2.0.0 and 2.1.0.
+  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version.trim());
+  return m ? [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)] : undefined;
 }
 
 function compare(a: Triple, b: Triple): number {
@@ -30,7 +31,8 @@ function compare(a: Triple, b: Triple): number {
 }
 
 /**
- * Whether `version` lies in `range`, a `>=A.B.C <X.Y.Z` pair (the only form the table uses).
+ * Whether `version` lies in `range`, a `>=A.B.C <X.Y.Z` pair (the form the table and the peer
+ * ranges use; a bound may omit its minor and patch).
  * Prereleases of the lower bound are out (2.4.0-beta.1 is not 2.4.0), as in semver.
  */
 export function inTestedRange(version: string | undefined, range: string): boolean {
