@@ -57,7 +57,12 @@ export function prepareApp(kind: AppKind, tarball: string, workRoot: string): st
       join(staging, 'package.json'),
       JSON.stringify({ name: `scratch-${kind.name}`, private: true, dependencies: { ...kind.dependencies, '@forkwatch/instrumentation': `file:${tarball}` } }, null, 2),
     );
-    npm(['install', '--no-package-lock', '--ignore-scripts', '--loglevel=error', ...(kind.legacyPeerDeps ? ['--legacy-peer-deps'] : [])], staging);
+    try {
+      npm(['install', '--no-package-lock', '--ignore-scripts', '--loglevel=error', ...(kind.legacyPeerDeps ? ['--legacy-peer-deps'] : [])], staging);
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new Error(`npm install of the ${kind.name} scratch app failed: ${String((err as { stderr?: string }).stderr ?? err)}`);
+    }
     writeFileSync(join(staging, 'node_modules', '.forkwatch-install-complete'), '');
     rmSync(cached, { recursive: true, force: true });
     renameSync(staging, cached);
