@@ -5,7 +5,7 @@
  */
 export { McpForkInstrumentation } from './otel/mcp-fork-instrumentation.js';
 export type { McpForkInstrumentationConfig } from './otel/types.js';
-export { SUPPORTED_MCP_SDK_VERSIONS } from './otel/supported-versions.js';
+export { SUPPORTED_MCP_SDK_VERSIONS, TESTED_MCP_SDK_VERSIONS } from './otel/supported-versions.js';
 export { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 export { SCHEMA_VERSION } from './semconv.js';
 export type { Side } from './semconv.js';

@@ -18,10 +18,15 @@ const made = new WeakSet<object>();
 /**
  * Replaces the exported `StreamableHTTPClientTransport` with a subclass whose constructor routes
  * the transport's fetch (the app's own, or the global one) through `wrapFetch`: the transport
- * keeps every option and stays `instanceof` the SDK's class. Under ESM the export is replaced
+ * keeps every option and stays `instanceof` the SDK's class. `outer`, when given, wraps that fetch
+ * once more (the SDK 2.x's stateless requests go through the stateless tap). Under ESM the export is replaced
  * through import-in-the-middle's live bindings, under CommonJS on the exports object.
  */
-export function patchClientTransport(exports: TransportModule, instrumentation: () => ClientInstrumentation | undefined): TransportModule {
+export function patchClientTransport(
+  exports: TransportModule,
+  instrumentation: () => ClientInstrumentation | undefined,
+  outer?: () => ((fetch: FetchLike) => FetchLike) | undefined,
+): TransportModule {
   const Original = exports?.StreamableHTTPClientTransport;
   if (typeof Original !== 'function' || Original[ORIGINAL]) return exports;
   class StreamableHTTPClientTransport extends (Original as new (...args: any[]) => object) {
@@ -32,7 +37,9 @@ export function patchClientTransport(exports: TransportModule, instrumentation: 
         try {
           const opts = (args[1] ?? {}) as { fetch?: FetchLike };
           wrapped = fw.wrapFetch(opts.fetch ?? ((input, init) => globalThis.fetch(input, init)));
-          args[1] = { ...opts, fetch: wrapped };
+          // `outer` (2.x: the stateless tap, for requests without a session) sees the app's request first.
+          const tap = outer?.();
+          args[1] = { ...opts, fetch: tap ? tap(wrapped) : wrapped };
         } catch {
           wrapped = undefined;
         }

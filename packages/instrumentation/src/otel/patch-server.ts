@@ -2,17 +2,18 @@ import type { ServerInstrumentation } from '../server/types.js';
 
 const ORIGINAL = Symbol('forkwatch.original');
 
-interface TransportModule {
-  StreamableHTTPServerTransport?: { prototype: Record<string | symbol, unknown> };
-}
+/** The SDK 1.x exports `StreamableHTTPServerTransport`, `@modelcontextprotocol/node` 2.x `NodeStreamableHTTPServerTransport`. */
+type TransportModule = Record<string, { prototype: Record<string | symbol, unknown> } | undefined>;
+
+const EXPORT_1X = 'StreamableHTTPServerTransport';
 
 /**
  * Patches `StreamableHTTPServerTransport.prototype.handleRequest` so every transport is observed
- * on its first request, before the SDK sees it: what `observeTransport` does by hand. The
+ * (or the 2.x `NodeStreamableHTTPServerTransport`: `exportName`) on its first request, before the SDK sees it: what `observeTransport` does by hand. The
  * transport's own wrapper (an own property) then runs first; the prototype hook passes through.
  */
-export function patchServerTransport(exports: TransportModule, instrumentation: () => ServerInstrumentation | undefined): TransportModule {
-  const proto = exports?.StreamableHTTPServerTransport?.prototype;
+export function patchServerTransport(exports: TransportModule, instrumentation: () => ServerInstrumentation | undefined, exportName = EXPORT_1X): TransportModule {
+  const proto = exports?.[exportName]?.prototype;
   if (!proto || typeof proto.handleRequest !== 'function' || proto[ORIGINAL]) return exports;
   const original = proto.handleRequest as (...args: unknown[]) => unknown;
   const observed = new WeakSet<object>();
@@ -37,8 +38,8 @@ export function patchServerTransport(exports: TransportModule, instrumentation: 
 }
 
 /** Undoes {@link patchServerTransport}; transports already observed stay observed. */
-export function unpatchServerTransport(exports: TransportModule): void {
-  const proto = exports?.StreamableHTTPServerTransport?.prototype;
+export function unpatchServerTransport(exports: TransportModule, exportName = EXPORT_1X): void {
+  const proto = exports?.[exportName]?.prototype;
   if (!proto || !proto[ORIGINAL]) return;
   proto.handleRequest = proto[ORIGINAL];
   delete proto[ORIGINAL];

@@ -3,7 +3,8 @@
  * MCP TypeScript SDK 2.x (`@modelcontextprotocol/server` with the `@modelcontextprotocol/node`
  * transport). Same spans and the same resume decisions as for 1.x: the 2.x Node transport wraps
  * the same web-standard transport, so the 1.x code observes it unchanged; only its construction
- * and types differ. A 2.x app needs no 1.x package.
+ * and types differ. Imports only the 2.x packages: a 2.x app needs no 1.x package (`/server`
+ * imports the 1.x SDK; use this entry point instead).
  */
 import { NodeStreamableHTTPServerTransport, type StreamableHTTPServerTransportOptions } from '@modelcontextprotocol/node';
 import type { McpServer, Server } from '@modelcontextprotocol/server';
@@ -19,6 +20,8 @@ export {
   JSONRPC_EVENT_NOT_IN_LOG,
 } from '../session-guard-core.js';
 export { GuardedEventStore } from '../guarded-event-store.js';
+export { createServerInstrumentation, DEFAULT_MAX_TRACKED_SESSIONS } from '../server-instrumentation.js';
+export type { ServerInstrumentation, ServerInstrumentationOptions, SessionEndReason, SessionGuard, SessionGuardOptions } from '../types.js';
 
 /** {@link SessionGuardOptions} with a 2.x server factory. */
 export type SessionGuardV2Options = Omit<SessionGuardOptions, 'createServer'> & {
