@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 from apps import naive_app, seed_server, sound_app
-from raw_client import RawClient
-
 from forkwatch_instrumentation import ServerInstrumentation, session_key
+from raw_client import RawClient
 
 SALT = "test-salt"
 

@@ -44,6 +44,7 @@ from forkwatch_instrumentation.semconv import (
 )
 from forkwatch_instrumentation.server.exchange import Exchange, header, trace_context
 from forkwatch_instrumentation.server.state import Incarnation, PendingRequest
+from forkwatch_instrumentation.server.wrappers import ObservedEventStore, ObservedTransports
 
 # Set by the manager wrapper around one request; the transport wrapper marks it served.
 _SERVED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("forkwatch_served", default=None)
@@ -130,7 +131,7 @@ class ServerInstrumentation:
                 return manager
             manager._forkwatch_observed = self
             inst = self
-            manager._server_instances = _ObservedTransports(self, manager, manager._server_instances)
+            manager._server_instances = ObservedTransports(self, manager, manager._server_instances)
             original = manager._handle_stateful_request
 
             async def handle_stateful_request(scope: Any, receive: Any, send: Any) -> None:
@@ -165,7 +166,7 @@ class ServerInstrumentation:
             transport.terminate = terminate_observed
             store = getattr(transport, "_event_store", None)
             if store is not None:
-                transport._event_store = _ObservedEventStore(store, inc, self.max_tracked_event_ids)
+                transport._event_store = ObservedEventStore(store, inc, self.max_tracked_event_ids)
                 inc.has_store = True
         except Exception:
             logger.debug("forkwatch: transport not observed", exc_info=True)
@@ -428,41 +429,3 @@ class ServerInstrumentation:
         if inc.manager is not None and getattr(inc.manager, "_task_group", object()) is None:
             return "server_shutdown"
         return "transport_closed"
-
-
-class _ObservedTransports(dict[str, Any]):
-    """The manager's `_server_instances`: observes every transport registered in it."""
-
-    def __init__(self, inst: ServerInstrumentation, manager: Any, initial: dict[str, Any]) -> None:
-        super().__init__(initial)
-        self._inst = inst
-        self._manager = weakref.ref(manager)
-        for t in initial.values():
-            inst.observe_transport(t, manager)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._inst.observe_transport(value, self._manager())
-        super().__setitem__(key, value)
-
-
-class _ObservedEventStore:
-    """Wraps a transport's `EventStore`: which ids this incarnation's log holds, and on which stream."""
-
-    def __init__(self, inner: Any, inc: Incarnation, limit: int) -> None:
-        self.inner = inner
-        self.inc = inc
-        self.limit = limit
-
-    async def store_event(self, stream_id: Any, message: Any) -> Any:
-        event_id = await self.inner.store_event(stream_id, message)
-        try:
-            self.inc.remember(self.inc.stored, str(event_id), str(stream_id), self.limit)
-        except Exception:
-            pass
-        return event_id
-
-    async def replay_events_after(self, last_event_id: Any, send_callback: Any) -> Any:
-        return await self.inner.replay_events_after(last_event_id, send_callback)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
