@@ -217,7 +217,8 @@ class ClientInstrumentation:
             return  # answered within the delay: cannot be orphaned, nothing to say
         self._emit_sent(r)
         a = self._common(r.session_id)
-        a.update(r.attrs)
+        # The doc's settled table (and the TS client): method, id, token; the tool name is on `sent` only.
+        a.update({k: v for k, v in r.attrs.items() if k != ATTR_GEN_AI_TOOL_NAME})
         a[ATTR_REQUEST_OUTCOME] = outcome
         a[ATTR_REQUEST_DURATION_MS] = (time.monotonic() - r.t0) * 1000.0
         a[ATTR_REQUEST_PROGRESS_COUNT] = r.progress_count
