@@ -1,0 +1,47 @@
+"""MCP apps the tests serve: the seed's slow tool on MCPServer, sound or naive (rehydrating)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from counter_event_store import CounterEventStore
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from rehydrating_manager import RehydratingSessionManager
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+
+def seed_server(steps: int = 3, step_ms: float = 20) -> MCPServer:
+    server = MCPServer("forkwatch-python-test")
+
+    @server.tool()
+    async def slow_report(topic: str, ctx: Context) -> str:
+        """Reports on `topic` slowly, with progress notifications."""
+        for i in range(steps):
+            await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+            await asyncio.sleep(step_ms / 1000)
+        return f"report on {topic}: python"
+
+    return server
+
+
+def sound_app(server: MCPServer, idle_timeout_s: float = 30.0) -> tuple[Any, Any]:
+    """The SDK's own manager (404 on an unknown session) with a process-wide counter store."""
+    app = server.streamable_http_app(event_store=CounterEventStore(), session_idle_timeout=idle_timeout_s)
+    return app, server.session_manager
+
+
+def naive_app(server: MCPServer, idle_timeout_s: float = 30.0) -> tuple[Any, Any]:
+    """The seed's fork: a manager that rehydrates unknown ids with a fresh `e1..` log per session."""
+    server.streamable_http_app(event_store=CounterEventStore(itertools.count(1)))
+    manager = RehydratingSessionManager(
+        app=server.session_manager.app,
+        session_idle_timeout=idle_timeout_s,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    app = Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda _: manager.run())
+    return app, manager

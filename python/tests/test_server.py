@@ -1,0 +1,113 @@
+"""Server instrumentation against the real `mcp` SDK over real HTTP (uvicorn on an ephemeral port)."""
+
+from __future__ import annotations
+
+import re
+
+from apps import naive_app, seed_server, sound_app
+from forkwatch_instrumentation import ServerInstrumentation, session_key
+from raw_client import RawClient
+
+SALT = "test-salt"
+
+
+def _instrumented(spans, make_app, **opts):
+    inst = ServerInstrumentation(tracer_provider=spans.provider, salt=SALT, **opts)
+    app, manager = make_app(seed_server())
+    inst.observe_manager(manager)
+    return inst, app
+
+
+def test_healthy_session_created_by_initialize_and_closed_by_client(spans, serve):
+    inst, app = _instrumented(spans, sound_app)
+    c = RawClient(serve(app).url)
+    c.initialize()
+    ans = c.call_tool("slow_report", {"topic": "a"}, token="tok-1")
+    assert ans.status == 200 and any('"result"' in d for _, d in ans.events)
+    assert c.delete() == 200
+    spans.wait(lambda: spans.all("forkwatch.session.ended"))
+    [created] = spans.attrs("forkwatch.session.created")
+    key = session_key(c.session_id or "", SALT)
+    assert created["forkwatch.session.key"] == key
+    assert created["forkwatch.session.created_by"] == "initialize"
+    assert created["forkwatch.session.client_supplied_id"] is False
+    assert created["forkwatch.session.incarnation.source"] == "observed"
+    assert re.fullmatch(r"[0-9a-f]{16}", created["forkwatch.session.incarnation"])
+    assert created["forkwatch.schema.version"] == 1 and created["forkwatch.side"] == "server"
+    [init] = spans.attrs("forkwatch.request.received")
+    assert init["mcp.method.name"] == "initialize"
+    # The tool call was answered within the delay, no moment happened: no request or event span.
+    assert spans.all("forkwatch.sse.event") == []
+    [ended] = spans.attrs("forkwatch.session.ended")
+    assert ended["forkwatch.session.end_reason"] == "closed_by_client"
+    assert ended["forkwatch.session.incarnation"] == created["forkwatch.session.incarnation"]
+    assert inst.buffered_events == 0
+    c.close()
+
+
+def test_every_event_and_request_at_once_with_delay_zero(spans, serve):
+    _, app = _instrumented(spans, sound_app, request_span_delay_ms=0)
+    c = RawClient(serve(app).url)
+    c.initialize()
+    ans = c.call_tool("slow_report", {"topic": "a"}, token="tok-1")
+    sent = [eid for eid, _ in ans.events if eid]
+    spans.wait(lambda: len(spans.all("forkwatch.sse.event")) >= len(sent))
+    events = spans.attrs("forkwatch.sse.event")
+    by_id = {e["forkwatch.sse.event.id"]: e for e in events}
+    assert set(sent) <= set(by_id)
+    progress = [e for e in events if e.get("mcp.method.name") == "notifications/progress"]
+    assert len(progress) == 3 and all(p["forkwatch.progress.token"] == "tok-1" for p in progress)
+    assert all(e["forkwatch.sse.event.seq.source"] == "counter" for e in events)
+    assert {e["forkwatch.jsonrpc.kind"] for e in events} >= {"notification", "response"}
+    call = [r for r in spans.attrs("forkwatch.request.received") if r["mcp.method.name"] == "tools/call"]
+    assert call and call[0]["forkwatch.progress.token"] == "tok-1" and call[0]["gen_ai.tool.name"] == "slow_report"
+    c.close()
+
+
+def test_reaped_session_then_resume_answered_404(spans, serve):
+    _, app = _instrumented(spans, lambda s: sound_app(s, idle_timeout_s=0.3))
+    c = RawClient(serve(app).url)
+    c.initialize()
+    ans = c.call_tool("slow_report", {"topic": "a"}, token="tok-1")
+    last = [eid for eid, _ in ans.events if eid][-1]
+    spans.wait(lambda: spans.all("forkwatch.session.ended"))
+    [ended] = spans.attrs("forkwatch.session.ended")
+    assert ended["forkwatch.session.end_reason"] == "reaped_idle"
+    assert spans.all("forkwatch.sse.event") == []  # buffered: no moment yet
+    r = c.resume(last)
+    assert r.status == 404
+    spans.wait(lambda: spans.all("forkwatch.resume"))
+    [resume] = spans.attrs("forkwatch.resume")
+    assert resume["forkwatch.resume.outcome"] == "rejected_404"
+    assert resume["http.response.status_code"] == 404
+    assert resume["forkwatch.resume.last_event_id"] == last
+    assert resume["forkwatch.session.key"] == session_key(c.session_id or "", SALT)
+    # The moment emitted the reaped incarnation's buffered events, stamped when they were sent.
+    events = spans.all("forkwatch.sse.event")
+    assert {(s.attributes or {})["forkwatch.sse.event.id"] for s in events} >= {last}
+    [resume_span] = spans.all("forkwatch.resume")
+    assert all(s.start_time < resume_span.start_time for s in events)
+    c.close()
+
+
+def test_naive_rehydration_is_created_by_get_and_forked(spans, serve):
+    _, app = _instrumented(spans, lambda s: naive_app(s, idle_timeout_s=0.3))
+    c = RawClient(serve(app).url)
+    c.initialize()
+    ans = c.call_tool("slow_report", {"topic": "a"}, token="tok-1")
+    last = [eid for eid, _ in ans.events if eid][-1]
+    spans.wait(lambda: spans.all("forkwatch.session.ended"))
+    r = c.resume(last)
+    assert r.status == 200
+    spans.wait(lambda: spans.all("forkwatch.resume"))
+    created = spans.attrs("forkwatch.session.created")
+    assert [x["forkwatch.session.created_by"] for x in created] == ["initialize", "GET"]
+    assert created[1]["forkwatch.session.client_supplied_id"] is True
+    assert created[1]["forkwatch.resume.last_event_id"] == last
+    assert created[0]["forkwatch.session.key"] == created[1]["forkwatch.session.key"]
+    assert created[0]["forkwatch.session.incarnation"] != created[1]["forkwatch.session.incarnation"]
+    [resume] = spans.attrs("forkwatch.resume")
+    assert resume["forkwatch.resume.outcome"] == "forked"
+    assert resume["forkwatch.resume.last_event_found"] is False
+    assert resume["forkwatch.session.incarnation"] == created[1]["forkwatch.session.incarnation"]
+    c.close()
