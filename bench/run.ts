@@ -15,6 +15,7 @@ import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
+import { benchCorpus } from './corpus.js';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -168,6 +169,13 @@ async function main(): Promise<void> {
     console.log(`  recovery        ${r.recoveryMs === undefined ? 'not within 30 s' : ms(r.recoveryMs)} from the end of load to a 200 on a small batch with /readyz ready`);
   }
 
+  // Opt-in (minutes: real servers, proxies and a detector per run): npm run bench -- corpus
+  if (only.includes('corpus')) {
+    console.log('\n# Labelled corpus: real scenarios, ground truth from the wire, findings live and offline (bench/corpus/)');
+    const mismatches = await benchCorpus((line) => console.log(line));
+    if (mismatches > 0) process.exitCode = 1;
+  }
+
   if (want('statewrite')) {
     console.log('\n# Session-state write per commit, by session length: 64 sessions x 4 spans each between commits, real SQLite file (WAL);');
     console.log('# whole = every touched session rewritten whole (before schema 3), delta = a delta appended to its log (whole now and then); same rounds, alternating');
@@ -195,7 +203,7 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err: unknown) => {
     console.error(err);
     process.exit(1);

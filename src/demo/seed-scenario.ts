@@ -255,6 +255,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
         reinitializedByClient: Math.max(0, obs.created.filter((c) => c.by === 'initialize').length - 1),
       },
       proxy: { connections: px.stats.connections, severed: px.stats.severed, refused: px.stats.refused, bytesDown: px.stats.bytesDown },
+      wire: { exchanges: tap.exchanges.map((x) => ({ ...x, at: x.at - t0 })), events: tap.events.map((e) => ({ ...e, at: e.at - t0 })) },
     };
   } finally {
     if (healTimer) clearTimeout(healTimer);

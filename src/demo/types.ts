@@ -178,4 +178,6 @@ export interface ScenarioResult {
   /** Server side: sessions created by initialize vs rehydrated, reaped. */
   sessions: { initialized: number; rehydrated: number; reaped: number; reinitializedByClient: number };
   proxy: { connections: number; severed: number; refused: number; bytesDown: number };
+  /** What the client's network layer sent and received (the wire tap), `at` in ms since the run started. */
+  wire: { exchanges: import('./wire-tap.js').TappedExchange[]; events: import('./wire-tap.js').TappedEvent[] };
 }
