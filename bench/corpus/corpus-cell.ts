@@ -19,7 +19,16 @@ export type CorpusFault =
   /** The stream is cut mid-call and the network stays down until the server reaped the session. */
   | 'cut-reap'
   /** The stream is cut and the client resumes while the session lives. */
-  | 'cut-healthy';
+  | 'cut-healthy'
+  /** No partition: a call, the session idles until reaped, a call on the old session id. */
+  | 'idle-reaped'
+  /** No partition: the app aborts its call after the first progress notification. */
+  | 'app-cancel'
+  /** No partition: a long call answered, then the client ends the session (`DELETE`). */
+  | 'delete-after-call';
+
+/** Faults played by the scripted session (bench/corpus/script-scenario.ts) rather than the seed's partition. */
+export const SCRIPT_FAULTS: readonly CorpusFault[] = ['idle-reaped', 'app-cancel', 'delete-after-call'];
 
 /** One way forkwatch sees a server: in-process instrumentation of an SDK, or the sidecar proxy. */
 export interface CorpusPath {

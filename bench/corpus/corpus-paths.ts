@@ -12,7 +12,7 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
 ];
 
 export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded'];
-export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy'];
+export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call'];
 
 /** What to run: the cross product of the chosen paths, clients, faults and seeds. */
 export interface CorpusSelection {

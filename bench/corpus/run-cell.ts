@@ -6,7 +6,9 @@ import type { ScenarioResult, SeedScenarioOptions } from '../../src/demo/types.j
 import { startProxyProcess, type ProxyProcess } from '../../test/e2e/helpers/proxy-process.js';
 import { CLIENT_SDK_V2, SERVER_SDK_V2 } from '../../test/e2e/helpers/sdk-v2-kit.js';
 import { startCaptureSink } from './capture-sink.js';
-import type { CorpusCell } from './corpus-cell.js';
+import { SCRIPT_FAULTS, type CorpusCell } from './corpus-cell.js';
+import { runScriptScenario, type ScriptFault } from './script-scenario.js';
+import { SLOW_REPORT_TOOL } from '../../src/demo/slow-report-tool.js';
 import { EVERYTHING_TOOL, externalServer, type ExternalServer } from './corpus-servers.js';
 import { between, seededRandom } from './seeded-random.js';
 
@@ -19,6 +21,8 @@ export interface CellRun {
   r: ScenarioResult;
   /** Sessions a server created for a client-supplied id, by its own account (demo observations, a third-party server's log). */
   serverRehydrations: number;
+  /** The app dedups SSE events by `(session id, event id)` (the seed's stock app does; connectGuarded and the scripted session do not). */
+  appDedup: boolean;
   /** Every OTLP JSON export request of the run (apps and proxy). */
   capture: string[];
   /** Service names the run's spans carry. */
@@ -84,7 +88,22 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   let r: ScenarioResult;
   let capture: string[];
   try {
-    r = await runSeedScenario(opts);
+    r = SCRIPT_FAULTS.includes(cell.fault)
+      ? await runScriptScenario({
+          fault: cell.fault as ScriptFault,
+          server: opts.server,
+          ...(opts.startServer ? { startServer: opts.startServer } : {}),
+          ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),
+          ...(v2 ? { sdk: SERVER_SDK_V2 } : {}),
+          tracerProviders: opts.tracerProviders ?? {},
+          salt: CORPUS_SALT,
+          tool: opts.tool ?? ((topic) => ({ name: SLOW_REPORT_TOOL, arguments: { topic } })),
+          reapAfterMs: cell.fault === 'idle-reaped' ? jitter(600) : 60_000,
+          stepMs: opts.stepMs ?? 60,
+          requestTimeoutMs: opts.requestTimeoutMs ?? 3000,
+          maxWaitMs: 15_000,
+        })
+      : await runSeedScenario(opts);
   } finally {
     // Read once every exporter flushed: the proxy flushes on SIGTERM (the scenario stopped it).
     await Promise.allSettled([serverProvider?.shutdown(), clientProvider?.shutdown(), px?.stop()]);
@@ -95,6 +114,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   return {
     cell,
     r,
+    appDedup: !SCRIPT_FAULTS.includes(cell.fault) && cell.client !== 'guarded',
     serverRehydrations: r.sessions.rehydrated + (out.match(/^rehydrated /gm) ?? []).length,
     capture,
     services: [`${cell.id}-server`, `${cell.id}-proxy`, `${cell.id}-client`],

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { startDetector, CLI, type DetectorProcess } from '../../test/e2e/helpers/detector.js';
-import { cellName, type CorpusCell } from './corpus-cell.js';
+import { cellName, SCRIPT_FAULTS, type CorpusCell } from './corpus-cell.js';
 import { unavailable } from './corpus-servers.js';
 import { perturbCapture, type NoiseOptions } from './capture-noise.js';
 import { settledLiveFindings } from './live-findings.js';
@@ -46,8 +46,9 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
         log(`skip ${name}: ${why}`);
         continue;
       }
-      if (cell.server === 'everything' && cell.fault === 'cut-reap') {
-        log(`skip ${name}: server-everything has no idle reaper`);
+      const skip = notPlayable(cell);
+      if (skip !== undefined) {
+        log(`skip ${name}: ${skip}`);
         continue;
       }
       const t0 = Date.now();
@@ -73,4 +74,11 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
     await detector?.kill();
   }
   return board;
+}
+
+/** Why a combination is not played, or undefined. */
+function notPlayable(cell: CorpusCell): string | undefined {
+  if (cell.server === 'everything' && (cell.fault === 'cut-reap' || cell.fault === 'idle-reaped')) return 'server-everything has no idle reaper';
+  if (SCRIPT_FAULTS.includes(cell.fault) && cell.client === 'guarded') return 'the scripted session drives the stock SDK client only';
+  return undefined;
 }

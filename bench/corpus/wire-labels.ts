@@ -1,6 +1,6 @@
 import { parseEventId } from '@forkwatch/instrumentation/wire';
 import type { FindingKind } from '../../src/model/finding.js';
-import type { TappedEvent } from '../../src/demo/wire-tap.js';
+import type { TappedEvent, TappedExchange } from '../../src/demo/wire-tap.js';
 import type { CellRun } from './run-cell.js';
 
 /** The ground truth of one run: each finding kind that happened, with the wire's reason. */
@@ -16,11 +16,11 @@ export type Labels = Map<FindingKind, string>;
  *   a request on a reaped session), by its own account.
  * - `incarnation_changed`: one session id answered under two `Mcp-Session-Incarnation` values, or
  *   its event ids name two incarnations.
- * - `sequence_regression`: on one session id, an event whose sequence is lower than one received
- *   before.
+ * - `sequence_regression`: on one session id that was resumed, an event arriving after the resume
+ *   whose sequence is lower than one received before.
  * - `replay_gap`: a resume answered 2xx by a server that kept the session, whose replay starts
  *   past the cursor + 1 or re-sends an event at or before the cursor.
- * - `dedup_loss`: the app's `(session id, event id)` dedup (stock and instrumented clients) met
+ * - `dedup_loss`: the app's `(session id, event id)` dedup (the seed's stock app) met
  *   an id again carrying another message: it dropped a message the client never had.
  * - `orphaned_progress_token`: a call (each carries a progress token) that was never answered
  *   and left the app waiting to its timeout or the run's end: not cancelled by the app, not
@@ -42,15 +42,13 @@ export function labelRun(run: CellRun): Labels {
   for (const e of r.wire.events) note(e.sessionId, parseEventId(e.eventId).incarnation);
   for (const [sid, s] of incarnations) if (s.size > 1) labels.set('incarnation_changed', `session ${sid.slice(0, 8)} answered under incarnations ${[...s].join(', ')}`);
 
-  if (r.sequenceRegressions.length > 0) {
-    const x = r.sequenceRegressions[0]!;
-    labels.set('sequence_regression', `event ${x.toEventId} arrived after ${x.fromEventId} on one session id`);
-  }
+  const regression = regressionAfterResume(r.wire.exchanges, r.wire.events);
+  if (regression) labels.set('sequence_regression', regression);
 
   const gap = replayGap(run);
   if (gap) labels.set('replay_gap', gap);
 
-  if (run.cell.client !== 'guarded') {
+  if (run.appDedup) {
     const first = new Map<string, TappedEvent>();
     for (const e of r.wire.events) {
       const key = `${e.sessionId ?? ''}\u0000${e.eventId}`;
@@ -87,6 +85,26 @@ function replayGap(run: CellRun): string | undefined {
     const resent = seqs.find((s) => s <= cursor);
     if (resent !== undefined) return `the resume from ${x.lastEventId} re-sent seq ${resent}`;
     if (seqs[0]! > cursor + 1) return `the resume from ${x.lastEventId} continued at seq ${seqs[0]}`;
+  }
+  return undefined;
+}
+
+/** The first event, after a resume of its session id, whose sequence is below one received before it. */
+function regressionAfterResume(exchanges: readonly TappedExchange[], events: readonly TappedEvent[]): string | undefined {
+  const resumedAt = new Map<string, number>();
+  for (const x of exchanges) {
+    const sid = x.sessionId;
+    if (x.lastEventId !== undefined && sid !== undefined && !resumedAt.has(sid)) resumedAt.set(sid, x.at);
+  }
+  const high = new Map<string, { seq: number; id: string }>();
+  for (const e of events) {
+    const seq = parseEventId(e.eventId).seq;
+    if (seq === undefined) continue;
+    const sid = e.sessionId ?? '';
+    const h = high.get(sid);
+    const resumed = resumedAt.get(sid);
+    if (h && seq < h.seq && resumed !== undefined && e.at >= resumed) return `event ${e.eventId} arrived after ${h.id} on session ${sid.slice(0, 8)}, after its resume`;
+    if (!h || seq > h.seq) high.set(sid, { seq, id: e.eventId });
   }
   return undefined;
 }

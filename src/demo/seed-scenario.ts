@@ -267,7 +267,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
 }
 
 /** Sequence numbers (from counter or guarded ids) that went backwards on one session id. */
-function sequenceRegressions(events: TappedEvent[]): Array<{ fromEventId: string; toEventId: string }> {
+export function sequenceRegressions(events: TappedEvent[]): Array<{ fromEventId: string; toEventId: string }> {
   const last = new Map<string, { seq: number; id: string }>();
   const out: Array<{ fromEventId: string; toEventId: string }> = [];
   for (const e of events) {
