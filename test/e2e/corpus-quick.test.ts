@@ -24,6 +24,7 @@ const CELLS: CorpusCell[] = [
   cell('sdk-2.x', 'naive', 'instrumented', 'cut-reap'),
   cell('proxy/ts-1.x', 'naive', 'instrumented', 'cut-reap'),
   cell('proxy/ts-1.x', 'naive', 'stock', 'cut-healthy'),
+  cell('sdk-1.x', 'naive', 'instrumented', 'app-cancel'),
 ];
 
 /**
@@ -31,7 +32,12 @@ const CELLS: CorpusCell[] = [
  * (any seed, any noise copy): listed so this test still fails on any other. Remove an entry once
  * its fix is merged.
  */
-const KNOWN: Record<string, string> = {};
+const APP_CANCEL = 'a sessionful call its own app cancelled is reported orphaned (SPEC: never an orphan); not yet fixed';
+const KNOWN: Record<string, string> = {
+  'live|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+  'offline|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+  'offline+noise|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+};
 
 const keyOf = (m: Mismatch): string => `${m.mode}|${m.cell.replace(/ #\d+.*$/, '')}|${m.what} ${m.kind}`;
 
@@ -50,5 +56,5 @@ test('corpus quick pass: findings live and offline match the wire on every cell'
   const unexpected = board.mismatches.filter((m) => KNOWN[keyOf(m)] === undefined);
   for (const m of board.mismatches.filter((x) => KNOWN[keyOf(x)] !== undefined)) t.diagnostic(`known (${KNOWN[keyOf(m)]}): ${keyOf(m)}`);
   assert.deepEqual(unexpected.map(keyOf), [], `${table}\n\n${runs.join('\n\n')}`);
-  assert.equal(board.runs.get(`live\u0000sdk-1.x`), 2, 'every cell ran');
+  assert.equal(board.runs.get(`live\u0000sdk-1.x`), 3, 'every cell ran');
 });
