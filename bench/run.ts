@@ -15,6 +15,8 @@ import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -171,6 +173,15 @@ async function main(): Promise<void> {
     }
   }
 
+  // Opt-in (minutes: real servers, proxies and a detector per run): npm run bench -- corpus
+  if (only.includes('corpus')) {
+    console.log('\n# Labelled corpus: real scenarios, ground truth from the wire, findings live and offline (bench/corpus/)');
+    // From the sources under tsx: the corpus drives test/e2e helpers and fixtures that are not in build/.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const r = spawnSync(process.execPath, ['--conditions=forkwatch-source', '--import', 'tsx', 'bench/corpus-main.ts'], { cwd: root, stdio: 'inherit' });
+    if (r.status !== 0) process.exitCode = r.status ?? 1;
+  }
+
   if (want('statewrite')) {
     console.log('\n# Session-state write per commit, by session length: 64 sessions x 4 spans each between commits, real SQLite file (WAL);');
     console.log('# whole = every touched session rewritten whole (before schema 3), delta = a delta appended to its log (whole now and then); same rounds, alternating');
@@ -198,7 +209,7 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (err: unknown) => {
     console.error(err);
     process.exit(1);

@@ -261,6 +261,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
           return reaped === undefined ? { life: c.life, method: c.method } : { life: c.life, method: c.method, events: reaped.eventsEvicted };
         }),
       proxy: { connections: px.stats.connections, severed: px.stats.severed, refused: px.stats.refused, bytesDown: px.stats.bytesDown },
+      wire: { exchanges: tap.exchanges.map((x) => ({ ...x, at: x.at - t0 })), events: tap.events.map((e) => ({ ...e, at: e.at - t0 })) },
     };
   } finally {
     if (healTimer) clearTimeout(healTimer);
@@ -272,7 +273,7 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
 }
 
 /** Sequence numbers (from counter or guarded ids) that went backwards on one session id. */
-function sequenceRegressions(events: TappedEvent[]): Array<{ fromEventId: string; toEventId: string }> {
+export function sequenceRegressions(events: TappedEvent[]): Array<{ fromEventId: string; toEventId: string }> {
   const last = new Map<string, { seq: number; id: string }>();
   const out: Array<{ fromEventId: string; toEventId: string }> = [];
   for (const e of events) {

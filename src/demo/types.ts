@@ -180,4 +180,6 @@ export interface ScenarioResult {
   /** Each rehydration: the life it began, the request method that caused it, and the events that life logged (when it was reaped before the run ended). */
   rehydrations?: Array<{ life: number; method: string; events?: number }>;
   proxy: { connections: number; severed: number; refused: number; bytesDown: number };
+  /** What the client's network layer sent and received (the wire tap), `at` in ms since the run started. */
+  wire: { exchanges: import('./wire-tap.js').TappedExchange[]; events: import('./wire-tap.js').TappedEvent[] };
 }

@@ -38,6 +38,7 @@ test('the summary names the fork, the loss and the hang', () => {
     sequenceRegressions: [{ fromEventId: 'e7', toEventId: 'e1' }],
     sessions: { initialized: 1, rehydrated: 1, reaped: 2, reinitializedByClient: 0 },
     proxy: { connections: 5, severed: 3, refused: 0, bytesDown: 4000 },
+    wire: { exchanges: [], events: [] },
   };
   const text = formatScenarioResult(r).join('\n');
   assert.match(text, /Last-Event-ID e7 answered 200/);

@@ -1,0 +1,58 @@
+/** Which servers a corpus cell runs against. */
+export type CorpusServer =
+  /** The demo's rehydrating SDK server (mints a replacement for an unknown session id). */
+  | 'naive'
+  /** The demo's guarded SDK server (unknown session: 404; incarnations). */
+  | 'guarded'
+  /** test/fixtures/python/seed_server.py: `mcp` from PyPI, answers an unknown session 404. */
+  | 'python'
+  /** The same with `--naive`: rehydrates unknown sessions. */
+  | 'python-naive'
+  /** `@modelcontextprotocol/server-everything` (npm), streamable HTTP. */
+  | 'everything';
+
+/** The app's client: the stock SDK client (with the app's naive dedup), the same instrumented, or `connectGuarded` (instrumented). */
+export type CorpusClient = 'stock' | 'instrumented' | 'guarded';
+
+/** The fault the run injects. */
+export type CorpusFault =
+  /** The stream is cut mid-call and the network stays down until the server reaped the session. */
+  | 'cut-reap'
+  /** The stream is cut and the client resumes while the session lives. */
+  | 'cut-healthy'
+  /** No partition: a call, the session idles until reaped, a call on the old session id. */
+  | 'idle-reaped'
+  /** No partition: the app aborts its call after the first progress notification. */
+  | 'app-cancel'
+  /** No partition: a long call answered, then the client ends the session (`DELETE`). */
+  | 'delete-after-call';
+
+/** Faults played by the scripted session (bench/corpus/script-scenario.ts) rather than the seed's partition. */
+export const SCRIPT_FAULTS: readonly CorpusFault[] = ['idle-reaped', 'app-cancel', 'delete-after-call'];
+
+/** One way forkwatch sees a server: in-process instrumentation of an SDK, or the sidecar proxy. */
+export interface CorpusPath {
+  /** Table row name, e.g. `sdk-1.x`, `proxy --guard/python`. */
+  name: string;
+  /** In-process: the server is instrumented with forkwatch in the app. Proxy: uninstrumented behind `forkwatch proxy`. */
+  via: 'in-process' | 'proxy' | 'proxy --guard';
+  /** The MCP SDK line of the demo server and client. */
+  sdk: '1.x' | '2.x';
+  servers: CorpusServer[];
+}
+
+/** One scenario run of the corpus: a path, a server, a client, a fault and a seed. */
+export interface CorpusCell {
+  path: CorpusPath;
+  server: CorpusServer;
+  client: CorpusClient;
+  fault: CorpusFault;
+  seed: number;
+  /** Unique per run, used as the `service.name` prefix of everything the run exports. */
+  id: string;
+}
+
+/** `path server client fault #seed`: how the table and the mismatch list name a cell. */
+export function cellName(c: CorpusCell): string {
+  return `${c.path.name} ${c.server}/${c.client} ${c.fault} #${c.seed}`;
+}

@@ -1,0 +1,28 @@
+import type { FindingKind } from '../../src/model/finding.js';
+import type { CorpusCell } from './corpus-cell.js';
+
+/**
+ * Whether the cell's instrumented parts can see a kind at all, as docs/telemetry.md and
+ * docs/proxy.md state it: a label of a kind out of sight is reported apart, not as a miss (a false
+ * finding of it still counts). The server side (in-process instrumentation or `forkwatch proxy`)
+ * is always there; the client side only for instrumented and guarded clients.
+ * - `incarnation_changed`, `sequence_regression`: client spans of the key (the proxy reports a
+ *   regressing replay as `minted_on_resume`, docs/proxy.md).
+ * - `dedup_loss`: a client `sse.event` with `delivery=dropped`.
+ * - `orphaned_progress_token`: a client `request.sent`, or the proxy's own spans of the request.
+ * - `minted_on_resume`, `replay_gap`: the server side.
+ */
+export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
+  const client = cell.client !== 'stock';
+  const proxy = cell.path.via !== 'in-process';
+  switch (kind) {
+    case 'incarnation_changed':
+    case 'sequence_regression':
+    case 'dedup_loss':
+      return client;
+    case 'orphaned_progress_token':
+      return client || proxy;
+    default:
+      return true;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The labelled corpus's quick pass (bench/corpus/, `npm run bench -- corpus` for the whole): a few
+ * real scenarios on several paths, labels from the wire, findings from a real `forkwatch serve`
+ * (live) and from `forkwatch analyze` over the run's OTLP capture, clean and perturbed. Fails on
+ * any mismatch not listed in KNOWN below (each names the defect being fixed elsewhere).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CORPUS_PATHS } from '../../bench/corpus/corpus-paths.js';
+import type { CorpusCell, CorpusClient, CorpusFault, CorpusServer } from '../../bench/corpus/corpus-cell.js';
+import { runCorpus } from '../../bench/corpus/run-corpus.js';
+import { corpusTable } from '../../bench/corpus/corpus-table.js';
+import type { Mismatch } from '../../bench/corpus/score.js';
+
+const cell = (path: string, server: CorpusServer, client: CorpusClient, fault: CorpusFault): CorpusCell => {
+  const p = CORPUS_PATHS.find((x) => x.name === path);
+  assert.ok(p, path);
+  return { path: p, server, client, fault, seed: 1, id: `corpus-quick-${Date.now().toString(36)}-${path.replace(/\W+/g, '')}-${server}-${client}-${fault}` };
+};
+
+const CELLS: CorpusCell[] = [
+  cell('sdk-1.x', 'naive', 'instrumented', 'cut-reap'),
+  cell('sdk-1.x', 'guarded', 'guarded', 'cut-reap'),
+  cell('sdk-2.x', 'naive', 'instrumented', 'cut-reap'),
+  cell('proxy/ts-1.x', 'naive', 'instrumented', 'cut-reap'),
+  cell('proxy/ts-1.x', 'naive', 'stock', 'cut-healthy'),
+  cell('sdk-1.x', 'naive', 'instrumented', 'app-cancel'),
+];
+
+/**
+ * Mismatches of defects being fixed on other branches, as `mode|path server/client fault|what kind`
+ * (any seed, any noise copy): listed so this test still fails on any other. Remove an entry once
+ * its fix is merged.
+ */
+const APP_CANCEL = 'a sessionful call its own app cancelled is reported orphaned (SPEC: never an orphan); not yet fixed';
+const KNOWN: Record<string, string> = {
+  'live|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+  'offline|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+  'offline+noise|sdk-1.x naive/instrumented app-cancel|false orphaned_progress_token': APP_CANCEL,
+};
+
+const keyOf = (m: Mismatch): string => `${m.mode}|${m.cell.replace(/ #\d+.*$/, '')}|${m.what} ${m.kind}`;
+
+test('corpus quick pass: findings live and offline match the wire on every cell', { timeout: 300_000 }, async (t) => {
+  const runs: string[] = [];
+  const board = await runCorpus({
+    cells: CELLS,
+    modes: ['live', 'offline', 'offline+noise'],
+    noise: { drop: 0, skewMs: 5000, duplicate: 0.05 },
+    noiseSeeds: 1,
+    log: (l) => t.diagnostic(l),
+    onRun: (run, labels) => runs.push(`${run.cell.id}: labels ${[...labels].map(([k, v]) => `${k} (${v})`).join('; ') || 'none'}\n${run.r.steps.map((s) => `  ${s.atMs} ${s.what}`).join('\n')}`),
+  });
+  const table = corpusTable(board, ['live', 'offline', 'offline+noise'], [...new Set(CELLS.map((c) => c.path.name))]).join('\n');
+  t.diagnostic(table);
+  const unexpected = board.mismatches.filter((m) => KNOWN[keyOf(m)] === undefined);
+  for (const m of board.mismatches.filter((x) => KNOWN[keyOf(x)] !== undefined)) t.diagnostic(`known (${KNOWN[keyOf(m)]}): ${keyOf(m)}`);
+  assert.deepEqual(unexpected.map(keyOf), [], `${table}\n\n${runs.join('\n\n')}`);
+  assert.equal(board.runs.get(`live\u0000sdk-1.x`), 3, 'every cell ran');
+});
