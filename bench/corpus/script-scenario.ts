@@ -86,7 +86,9 @@ export async function runScriptScenario(o: ScriptOptions): Promise<ScenarioResul
       } catch (err) {
         rec.error = { source: 'call', ...describeError(err) };
         // A call the app aborted settled by the app's own hand, whatever error the SDK wraps it in.
-        rec.outcome = !ac.signal.aborted && rec.error.code === -32001 && rec.error.name === 'McpError' ? 'timeout' : 'error';
+        // The SDK's own timeout: 1.x throws McpError -32001, 2.x SdkError code 'REQUEST_TIMEOUT'.
+        const timedOut = (rec.error.code === -32001 && rec.error.name === 'McpError') || (err as { code?: unknown }).code === 'REQUEST_TIMEOUT';
+        rec.outcome = !ac.signal.aborted && timedOut ? 'timeout' : 'error';
       }
       rec.settledAtMs = Date.now() - t0;
       rec.durationMs = rec.settledAtMs - rec.startedAtMs;

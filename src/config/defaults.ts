@@ -96,7 +96,7 @@ export type DetectorConfig = typeof DEFAULT_CONFIG;
 export type ConfigKey = keyof DetectorConfig;
 
 /** Environment variables read besides FORKWATCH_<KEY>: these belong to the instrumentation. */
-export const FOREIGN_FORKWATCH_ENV = new Set(['FORKWATCH_SESSION_SALT', 'FORKWATCH_RECORD_RAW_SESSION_ID', 'FORKWATCH_MCP_SEMCONV', 'FORKWATCH_REQUEST_SPAN_DELAY_MS']);
+export const FOREIGN_FORKWATCH_ENV = new Set(['FORKWATCH_SESSION_SALT', 'FORKWATCH_RECORD_RAW_SESSION_ID', 'FORKWATCH_MCP_SEMCONV', 'FORKWATCH_REQUEST_SPAN_DELAY_MS', 'FORKWATCH_ALLOW_UNTESTED_MCP_SDK']);
 
 /** Bounds checked at start; a value outside is a configuration error. */
 export const CONFIG_BOUNDS: Partial<Record<ConfigKey, { min: number; max: number; integer?: boolean }>> = {

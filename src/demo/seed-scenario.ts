@@ -184,7 +184,9 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
         },
         (err: unknown) => {
           rec.error = { source: 'call', ...describeError(err) };
-          rec.outcome = rec.error.code === -32001 && rec.error.name === 'McpError' ? 'timeout' : 'error';
+          // The SDK's own request timeout: 1.x throws McpError -32001, 2.x an SdkError with code 'REQUEST_TIMEOUT'.
+          const timedOut = (rec.error.code === -32001 && rec.error.name === 'McpError') || (err as { code?: unknown }).code === 'REQUEST_TIMEOUT';
+          rec.outcome = timedOut ? 'timeout' : 'error';
           errors.push(rec.error);
           settle(rec);
           step(`call ${attempt}: ${rec.outcome} after ${rec.durationMs} ms (${rec.error.name}${rec.error.kind ? ` ${rec.error.kind}` : ''}: ${rec.error.message})`);
