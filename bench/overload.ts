@@ -170,7 +170,9 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
   delete env.NODE_OPTIONS;
   // BENCH_OVERLOAD_NODE_ARGS: extra node flags for the detector (e.g. --trace-gc), for looking into a run.
   const nodeArgs = (process.env.BENCH_OVERLOAD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', join(dir, 'fw.db')], {
+  // BENCH_OVERLOAD_FLAGS: extra `serve` flags (e.g. --max-in-flight-bytes 16777216), to measure the memory bound's terms.
+  const serveFlags = (process.env.BENCH_OVERLOAD_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', join(dir, 'fw.db'), ...serveFlags], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
