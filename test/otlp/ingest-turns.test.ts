@@ -9,7 +9,7 @@ test('IngestTurns runs queued work in order, one piece per turn of the event loo
   turns.run(() => ran.push('a'));
   turns.run(() => ran.push('b'));
   turns.run(() => ran.push('c'));
-  assert.deepEqual(ran, [], 'nothing runs synchronously');
+  assert.equal(ran.length, 0, 'nothing runs synchronously');
   assert.equal(turns.waiting, 3);
   // Something queued now, between two pieces of work, runs before the next one.
   await turn();
