@@ -11,8 +11,10 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadIngestPayloads } from './ingest-payloads.js';
+import type { ProberInput, ProberOutput } from './overload-prober.js';
 
 /** Which OTLP port the load goes to. */
 export type OverloadTransport = 'http' | 'grpc';
@@ -40,6 +42,12 @@ export interface OverloadResult {
   /** Highest RSS in the first and in the second half of the load. */
   rssFirstHalfMaxBytes: number;
   rssSecondHalfMaxBytes: number;
+  /** Highest RSS in the middle and in the last third of the load: a plateau shows as the last not above the middle. */
+  rssMiddleThirdMaxBytes: number;
+  rssLastThirdMaxBytes: number;
+  /** The detector's V8 heap used and external memory (its /metrics), highest seen during the load. */
+  heapUsedMaxBytes: number;
+  externalMaxBytes: number;
   healthz: Percentiles;
   readyz: Percentiles;
   probeTimeouts: number;
@@ -160,13 +168,17 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('FORKWATCH_')) delete env[k];
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', join(dir, 'fw.db')], {
+  // BENCH_OVERLOAD_NODE_ARGS: extra node flags for the detector (e.g. --trace-gc), for looking into a run.
+  const nodeArgs = (process.env.BENCH_OVERLOAD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // BENCH_OVERLOAD_FLAGS: extra `serve` flags (e.g. --max-in-flight-bytes 16777216), to measure the memory bound's terms.
+  const serveFlags = (process.env.BENCH_OVERLOAD_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--host', '127.0.0.1', '--otlp-port', '0', '--http-port', '0', '--otlp-grpc-port', '0', '--db', join(dir, 'fw.db'), ...serveFlags], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-200_000)));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-200_000)));
   try {
     const urls = await new Promise<{ otlp: string; http: string; grpc: string }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`detector did not start:\n${out}`)), 20_000);
@@ -190,18 +202,28 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
       if (performance.now() - loadStart <= LOAD_MS) samples.push({ at: performance.now() - loadStart, rss });
     }, 200);
 
-    const lat = { healthz: [] as number[], readyz: [] as number[] };
-    let probeTimeouts = 0;
-    let probing = true;
-    const prober = async (path: 'healthz' | 'readyz'): Promise<void> => {
-      while (probing) {
-        const r = await get(`${urls.http}/${path}`, 10_000);
-        if (r.status === -1) probeTimeouts++;
-        lat[path].push(r.ms);
-        await sleep(PROBE_EVERY_MS);
-      }
-    };
-    const probes = [prober('healthz'), prober('readyz')];
+    // Probes from a worker thread: an event loop of their own, not the load clients'.
+    const prober = new Worker(new URL('./overload-prober.js', import.meta.url), {
+      workerData: { http: urls.http, everyMs: PROBE_EVERY_MS, timeoutMs: 10_000 } satisfies ProberInput,
+    });
+    const probed = new Promise<ProberOutput>((resolve, reject) => {
+      prober.once('message', resolve);
+      prober.once('error', reject);
+    });
+    // The detector's own view of its memory, every 2 s (a scrape is cheap next to the load).
+    let heapUsedMax = 0;
+    let externalMax = 0;
+    const metricTimer = setInterval(() => {
+      if (performance.now() - loadStart > LOAD_MS) return;
+      void fetch(`${urls.http}/metrics`, { signal: AbortSignal.timeout(5_000) })
+        .then((r) => r.text())
+        .then((t) => {
+          const g = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(t)?.[1] ?? 0);
+          heapUsedMax = Math.max(heapUsedMax, g('nodejs_heap_size_used_bytes'));
+          externalMax = Math.max(externalMax, g('nodejs_external_memory_bytes'));
+        })
+        .catch(() => undefined);
+    }, 2_000);
 
     const statuses: Record<string, number> = {};
     let slowest = 0;
@@ -240,18 +262,26 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
       }
       await sleep(100);
     }
-    probing = false;
-    await Promise.all(probes);
+    prober.postMessage('stop');
+    const lat = await probed;
+    await prober.terminate();
+    clearInterval(metricTimer);
     await sleep(Math.max(0, 10_000 - (performance.now() - t0)));
     clearInterval(rssTimer);
     const final = rssOf(pid);
     const quarter = (q: number): number => samples.filter((x) => x.at <= (q * LOAD_MS) / 4).at(-1)?.rss ?? NaN;
     const halfMax = (first: boolean): number => Math.max(...samples.filter((x) => (x.at <= LOAD_MS / 2) === first).map((x) => x.rss));
+    const thirdMax = (third: number): number =>
+      Math.max(...samples.filter((x) => x.at > (third * LOAD_MS) / 3 && x.at <= ((third + 1) * LOAD_MS) / 3).map((x) => x.rss));
     return {
       transport,
       rssQuartersBytes: [1, 2, 3, 4].map(quarter),
       rssFirstHalfMaxBytes: halfMax(true),
       rssSecondHalfMaxBytes: halfMax(false),
+      rssMiddleThirdMaxBytes: thirdMax(1),
+      rssLastThirdMaxBytes: thirdMax(2),
+      heapUsedMaxBytes: heapUsedMax,
+      externalMaxBytes: externalMax,
       clients: CLIENTS,
       bodyBytes: big[0]!.length,
       loadMs: LOAD_MS,
@@ -260,7 +290,7 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
       rssAfterRecoveryBytes: final.rss,
       healthz: percentiles(lat.healthz),
       readyz: percentiles(lat.readyz),
-      probeTimeouts,
+      probeTimeouts: lat.timeouts,
       statuses,
       slowestBy,
       otlpSlowestMs: slowest,
@@ -268,8 +298,14 @@ export async function benchOverload(transport: OverloadTransport = 'http'): Prom
       recoveryMs,
     };
   } finally {
+    // With extra node flags (a --cpu-prof), let the detector exit on its own so that it writes its files.
+    if (nodeArgs.length > 0 && child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(20_000)]);
+    }
     child.kill('SIGKILL');
-    if (process.env.BENCH_OVERLOAD_LOG) process.stderr.write(out.split('\n').filter((l) => l.startsWith('SLOW')).join('\n'));
+    if (process.env.BENCH_OVERLOAD_LOG) process.stderr.write(out.split('\n').filter((l) => l.includes(process.env.BENCH_OVERLOAD_LOG!)).join('\n'));
     rmSync(dir, { recursive: true, force: true });
   }
 }

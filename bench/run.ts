@@ -157,13 +157,16 @@ async function main(): Promise<void> {
   // Opt-in (about three minutes, a child detector at full load over HTTP, then over gRPC): npm run bench -- overload
   if (only.includes('overload')) {
     for (const transport of ['http', 'grpc'] as const) {
-      console.log(`\n# Overload over ${transport === 'http' ? 'OTLP/HTTP' : 'OTLP/gRPC'}: 50 clients sending ~4 MiB protobuf batches to a real \`forkwatch serve\` (default limits), probes polled every 100 ms`);
+      console.log(`\n# Overload over ${transport === 'http' ? 'OTLP/HTTP' : 'OTLP/gRPC'}: 50 clients sending ~4 MiB protobuf batches to a real \`forkwatch serve\` (default limits${process.env.BENCH_OVERLOAD_FLAGS ? ` and ${process.env.BENCH_OVERLOAD_FLAGS}` : ''}), probes polled every 100 ms from a worker thread`);
       const r = await benchOverload(transport);
       const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
       const ms = (x: number): string => `${Math.round(x).toLocaleString('en-US')} ms`;
       console.log(`  load            ${r.clients} clients x ${mib(r.bodyBytes)} bodies for ${ms(r.loadMs)}`);
       console.log(`  RSS             peak ${mib(r.rssPeakBytes)} | end of load ${mib(r.rssAfterLoadBytes)} | 10 s after ${mib(r.rssAfterRecoveryBytes)}   (goal: peak <= 1 GiB container)`);
       console.log(`  RSS plateau     at each quarter of the load ${r.rssQuartersBytes.map(mib).join(' / ')}; max first half ${mib(r.rssFirstHalfMaxBytes)}, second half ${mib(r.rssSecondHalfMaxBytes)}`);
+      const rising = r.rssLastThirdMaxBytes > r.rssMiddleThirdMaxBytes * 1.05;
+      console.log(`  RSS plateau     max middle third ${mib(r.rssMiddleThirdMaxBytes)}, last third ${mib(r.rssLastThirdMaxBytes)}: ${rising ? 'still rising (> +5 %)' : 'levelled off'}   (bound: docs/configuration.md#memory-under-overload)`);
+      console.log(`  heap            detector's V8 heap used max ${mib(r.heapUsedMaxBytes)}, external max ${mib(r.externalMaxBytes)}`);
       console.log(`  /healthz        p50 ${ms(r.healthz.p50)} p99 ${ms(r.healthz.p99)} max ${ms(r.healthz.max)} (${r.healthz.n} polls)`);
       console.log(`  /readyz         p50 ${ms(r.readyz.p50)} p99 ${ms(r.readyz.p99)} max ${ms(r.readyz.max)} (${r.readyz.n} polls; ${r.probeTimeouts} probes unanswered in 10 s)   (goal: p99 < 1 s)`);
       console.log(`  OTLP statuses   ${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}`);

@@ -57,8 +57,8 @@ export const DEFAULT_CONFIG = {
   decisionWindowMs: 10_000,
   /** Sessions tracked at once; the least recently updated is dropped (and counted) past this. */
   maxSessions: 100_000,
-  /** SSE events held across all sessions (memory: ~0.3-0.5 KB each); the least recently updated sessions are dropped (and counted) past this. */
-  maxTrackedEvents: 4_000_000,
+  /** SSE events held across all sessions (memory: ~0.5-0.7 KB of RSS each); the least recently updated sessions are dropped (and counted) past this. Sized so that the defaults fit 1 GiB under overload (docs/configuration.md). */
+  maxTrackedEvents: 750_000,
   /** Events remembered per incarnation, oldest dropped (and counted) first. */
   maxEventsPerIncarnation: 256,
   /** Pending requests remembered per session. */

@@ -7,7 +7,8 @@ export interface EngineOptions {
   /**
    * SSE event spans held across all sessions; past it the least recently updated sessions are
    * evicted whole (drop `event_capacity`) until it holds again. Bounds memory where `maxSessions`
-   * bounds only the count (each event ~0.3-0.5 KB of heap). Default 4000000.
+   * bounds only the count (each event ~0.5-0.7 KB of RSS). Default 750000: with the other defaults the
+   * detector then fits a 1 GiB container under overload (docs/configuration.md, "Memory under overload").
    */
   maxTrackedEvents: number;
   /** SSE event spans kept per incarnation and side; the oldest go first (drop `events_per_session`). Default 256. */
@@ -38,7 +39,7 @@ export interface EngineOptions {
 export const DEFAULT_ENGINE_OPTIONS: Readonly<EngineOptions> = Object.freeze({
   decisionWindowMs: 10_000,
   maxSessions: 100_000,
-  maxTrackedEvents: 4_000_000,
+  maxTrackedEvents: 750_000,
   maxEventsPerIncarnation: 256,
   maxRequestsPerSession: 256,
   maxIncarnationsPerSession: 16,

@@ -5,6 +5,7 @@ import { createError } from '../errors.js';
 import type { DecodeLimits } from '../otlp/decode-limits.js';
 import { IngestBudget } from '../otlp/ingest-budget.js';
 import type { IngestSink } from '../otlp/ingest-sink.js';
+import { IngestTurns } from '../otlp/ingest-turns.js';
 import { createOtlpTracesHandler, type OtlpErrorLog } from './otlp-traces-handler.js';
 import { installRouteAuth, type RouteAuthConfig } from './route-auth.js';
 import { applyConnectionLimit, fastifyLimitOptions, type ServerLimits } from './server-limits.js';
@@ -51,6 +52,11 @@ export interface OtlpServerOptions extends ServerLimits {
    * before its body is read. Default: a budget of its own of {@link DEFAULT_OTLP_SERVER_OPTIONS}.maxInFlightBytes.
    */
   budget?: IngestBudget;
+  /**
+   * The queue where received bodies wait for their turn to be decoded and correlated, one per turn
+   * of the event loop, shared with the detector's other receivers. Default: a queue of its own.
+   */
+  turns?: IngestTurns;
   /** `Retry-After` on 429 and 503, seconds. Default 2. */
   retryAfterSeconds?: number;
   /** How long a sink's promise may take before the request is answered 503, ms. Default 10000. */
@@ -106,6 +112,7 @@ export async function createOtlpServer(options: OtlpServerOptions): Promise<Fast
     maxBodyBytes,
     maxDecompressedBytes: positive(options.maxDecompressedBytes, DEFAULT_OTLP_SERVER_OPTIONS.maxDecompressedBytes),
     budget: options.budget ?? new IngestBudget(DEFAULT_OTLP_SERVER_OPTIONS.maxInFlightBytes),
+    turns: options.turns ?? new IngestTurns(),
     retryAfterSeconds: positive(options.retryAfterSeconds, DEFAULT_OTLP_SERVER_OPTIONS.retryAfterSeconds),
     sinkTimeoutMs: positive(options.sinkTimeoutMs, DEFAULT_OTLP_SERVER_OPTIONS.sinkTimeoutMs),
     decodeLimits: options.decodeLimits,

@@ -9,6 +9,7 @@ import { encodeErrorResponse, encodeExportResponse } from '../otlp/export-respon
 import type { OtlpFormat } from '../otlp/export-response.js';
 import type { IngestBudget, IngestLease } from '../otlp/ingest-budget.js';
 import type { IngestRefusal, IngestSink } from '../otlp/ingest-sink.js';
+import type { IngestTurns } from '../otlp/ingest-turns.js';
 import { settleWithin } from '../otlp/settle-within.js';
 import { bearerMatches } from './api-auth.js';
 import { readOtlpBody } from './otlp-body-reader.js';
@@ -25,6 +26,8 @@ export interface OtlpTracesHandlerOptions {
   /** Largest gzip body after inflation, bytes. */
   maxDecompressedBytes: number;
   budget: IngestBudget;
+  /** Where a received body waits for its turn to be decoded and correlated. */
+  turns: IngestTurns;
   /** `Retry-After` of 429 and 503 answers, seconds. */
   retryAfterSeconds: number;
   /** How long the sink's promise may take, ms. */
@@ -78,7 +81,7 @@ const REASON_BY_CODE: Partial<Record<ErrorCode, OtlpRefusalReason>> = {
  * `sinkTimeoutMs`), and 200 with partial success when spans were rejected.
  */
 export function createOtlpTracesHandler(o: OtlpTracesHandlerOptions): OtlpTracesHandler {
-  const { sink, budget, notify, decodeLimits, maxBodyBytes, maxDecompressedBytes, sinkTimeoutMs } = o;
+  const { sink, budget, turns, notify, decodeLimits, maxBodyBytes, maxDecompressedBytes, sinkTimeoutMs } = o;
   const retryAfter = String(o.retryAfterSeconds);
   const overBudget = (): ForkwatchError => createError('FORKWATCH_ERR_INGEST_BUDGET', budget.maxBytes, o.retryAfterSeconds);
   // Built only when refusing: an Error (and its stack) per accepted request was ~1 % of a
@@ -129,6 +132,14 @@ export function createOtlpTracesHandler(o: OtlpTracesHandlerOptions): OtlpTraces
     send(res, 500, { 'content-type': CONTENT_TYPE.json }, Buffer.from(JSON.stringify({ code: 13, message: 'internal error', statusCode: 500 })));
   };
 
+  /** Decodes and correlates in its turn (one batch per turn of the event loop: health probes get in between). */
+  const ingestInTurn = (res: ServerResponse, format: OtlpFormat, body: Buffer, log: OtlpErrorLog): void =>
+    turns.run(() => {
+      // The client went away while the batch waited: nobody to answer, and its bytes are already free.
+      if (res.destroyed) return;
+      ingest(res, format, body, log);
+    });
+
   const ingest = (res: ServerResponse, format: OtlpFormat, body: Buffer, log: OtlpErrorLog): void => {
     let result: DecodeResult;
     try {
@@ -170,7 +181,7 @@ export function createOtlpTracesHandler(o: OtlpTracesHandlerOptions): OtlpTraces
     gunzipBounded(body, maxDecompressedBytes).then(
       (inflated) => {
         if (!lease.growTo(sent + inflated.length)) return refuseAs(res, format, overBudget());
-        ingest(res, format, inflated, log);
+        ingestInTurn(res, format, inflated, log);
       },
       (err: unknown) => fail(res, format, err, log),
     );
@@ -202,7 +213,7 @@ export function createOtlpTracesHandler(o: OtlpTracesHandlerOptions): OtlpTraces
       readOtlpBody(req, { length, maxBytes: maxBodyBytes, lease, overBudget }, (err, body) => {
         if (err !== undefined) return refuseAs(res, format, err, undefined, true);
         if (encoding === 'gzip') return inflate(res, format, body, lease, log);
-        ingest(res, format, body, log);
+        ingestInTurn(res, format, body, log);
       });
     },
   };

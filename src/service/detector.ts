@@ -10,6 +10,7 @@ import { createOtlpServer } from '../http/otlp-server.js';
 import { createMetrics, type DetectorMetrics } from '../metrics/create-metrics.js';
 import { createOtlpGrpcServer, type OtlpGrpcServer } from '../otlp/grpc/otlp-grpc-server.js';
 import { IngestBudget } from '../otlp/ingest-budget.js';
+import { IngestTurns } from '../otlp/ingest-turns.js';
 import type { IngestMeta, IngestSink } from '../otlp/ingest-sink.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
@@ -100,6 +101,8 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     }
   };
   const budget = new IngestBudget(config.maxInFlightBytes);
+  // Both receivers' batches take turns on one queue: one batch per turn of the event loop.
+  const turns = new IngestTurns();
   let ready = false;
   let otlp: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
@@ -120,6 +123,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       maxDecompressedBytes: config.maxDecompressedBytes,
       retryAfterSeconds: config.retryAfterSeconds,
       budget,
+      turns,
       requestTimeoutMs: config.requestTimeoutMs,
       headersTimeoutMs: config.headersTimeoutMs,
       maxConnections: config.maxConnections,
@@ -128,6 +132,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     grpc = createOtlpGrpcServer({
       sink,
       budget,
+      turns,
       authToken: config.authToken || undefined,
       maxBodyBytes: config.maxBodyBytes,
       maxDecompressedBytes: config.maxDecompressedBytes,

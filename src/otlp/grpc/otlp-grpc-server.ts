@@ -10,6 +10,7 @@ import { countsOf, type DecodeResult, type DecodedCounts } from '../decode-resul
 import { encodeExportResponse } from '../export-response.js';
 import type { IngestSink } from '../ingest-sink.js';
 import { IngestBudget, type IngestLease } from '../ingest-budget.js';
+import { IngestTurns } from '../ingest-turns.js';
 import { settleWithin } from '../settle-within.js';
 import { GRPC_STATUS, answerOk, answerStatus } from './grpc-answer.js';
 import { readGrpcMessage } from './grpc-message-reader.js';
@@ -41,6 +42,8 @@ export interface OtlpGrpcServerOptions {
    * budget of its own of 64 MiB.
    */
   budget?: IngestBudget;
+  /** The queue where received messages wait for their turn to be decoded and correlated (one per turn of the event loop), shared with the HTTP receiver. Default: a queue of its own. */
+  turns?: IngestTurns;
   /** Longest time from a call's start to its whole message received, ms; then DEADLINE_EXCEEDED and the stream is reset. Default 30000. */
   requestTimeoutMs?: number;
   /** A connection with no call open for this long gets GOAWAY and is closed, ms. Default 60000. */
@@ -110,6 +113,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
   const sinkTimeoutMs = positive(options.sinkTimeoutMs, d.sinkTimeoutMs);
   const requestTimeoutMs = positive(options.requestTimeoutMs, d.requestTimeoutMs);
   const budget = options.budget ?? new IngestBudget(d.maxInFlightBytes);
+  const turns = options.turns ?? new IngestTurns();
   const { sink, decodeLimits, onRequest, onError } = options;
   const tokenDigest = options.authToken ? sha256(options.authToken) : undefined;
 
@@ -146,6 +150,14 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
   const overBudget = (): Refusal => overloaded(`FORKWATCH_ERR_INGEST_BUDGET: more than ${budget.maxBytes} bytes in flight`);
   const tooLarge = (err: ForkwatchError): Refusal => ({ code: GRPC_STATUS.RESOURCE_EXHAUSTED, message: `${err.code}: ${err.message}`, reason: 'too_large', httpStatus: 413 });
   const undecodable = (message: string): Refusal => ({ code: GRPC_STATUS.INVALID_ARGUMENT, message, reason: 'decode_error', httpStatus: 400 });
+
+  /** Decodes and correlates in its turn (one message per turn of the event loop: health probes get in between). */
+  const ingestInTurn = (stream: ServerHttp2Stream, body: Buffer): void =>
+    turns.run(() => {
+      // The client reset or went away while the message waited: nobody to answer.
+      if (stream.destroyed || stream.closed) return;
+      ingest(stream, body);
+    });
 
   const ingest = (stream: ServerHttp2Stream, body: Buffer): void => {
     let result: DecodeResult;
@@ -192,7 +204,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
     gunzipBounded(body, maxDecompressedBytes).then(
       (inflated) => {
         if (!lease.growTo(sent + inflated.length)) return refuse(stream, overBudget());
-        ingest(stream, inflated);
+        ingestInTurn(stream, inflated);
       },
       (err: unknown) => {
         if (err instanceof ForkwatchError && err.code === 'FORKWATCH_ERR_DECOMPRESSED_TOO_LARGE') return refuse(stream, tooLarge(err));
@@ -254,7 +266,7 @@ export function createOtlpGrpcServer(options: OtlpGrpcServerOptions): OtlpGrpcSe
         clearTimeout(timer);
         if (problem !== undefined) return refuse(stream, undecodable(`FORKWATCH_ERR_OTLP_DECODE: ${problem}`));
         if (prefix.compressed) return inflate(stream, message, lease!);
-        ingest(stream, message);
+        ingestInTurn(stream, message);
       },
     );
   });
