@@ -59,13 +59,18 @@ export class ClientOperations {
       const url = (transport as { _url?: unknown })._url;
       const server = url instanceof URL ? { serverAddress: url.hostname, serverPort: portOf(url) } : {};
       const initialize = method === 'initialize';
+      let pv = stringOrUndefined((transport as { protocolVersion?: unknown }).protocolVersion);
       if (initialize) {
-        const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: 'tcp', [ATTR_NETWORK_PROTOCOL_NAME]: 'http' };
-        if (server.serverAddress !== undefined) Object.assign(attrs, { [ATTR_SERVER_ADDRESS]: server.serverAddress, [ATTR_SERVER_PORT]: server.serverPort });
-        sessions.start(client, attrs);
+        try {
+          const attrs: Attributes = { [ATTR_NETWORK_TRANSPORT]: 'tcp', [ATTR_NETWORK_PROTOCOL_NAME]: 'http' };
+          if (server.serverAddress !== undefined) Object.assign(attrs, { [ATTR_SERVER_ADDRESS]: server.serverAddress, [ATTR_SERVER_PORT]: server.serverPort });
+          sessions.start(client, attrs);
+          // The transport learns the version only from initialize's answer: until then, the one asked for.
+          pv ??= stringOrUndefined(request.params?.protocolVersion);
+        } catch {
+          // Costs the session point, never the request.
+        }
       }
-      // The transport learns the version only from initialize's answer: before it, the version asked for.
-      const pv = stringOrUndefined((transport as { protocolVersion?: unknown }).protocolVersion) ?? (initialize ? stringOrUndefined(request.params?.protocolVersion) : undefined);
       const op = recorder.start(
         { method, id: typeof next === 'number' ? next : undefined, params: request.params },
         {
@@ -126,7 +131,9 @@ export class ClientOperations {
       if (typeof original !== 'function') continue;
       transport[name] = function (this: unknown) {
         try {
-          sessions.end(client, true);
+          // Before the original runs, so terminateSession has not cleared the id yet; no id yet
+          // (closed while initialize was pending): no session, no point.
+          sessions.end(client, transport.sessionId !== undefined);
         } catch {
           // Never into the host's close.
         }
