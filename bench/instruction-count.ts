@@ -27,7 +27,10 @@
  * default 100 / 300), INSTR_APPS (comma list of echo, progress-store), INSTR_SIDES (comma list of
  * none, both, server, client, zero-code, sdk-only, sdk-explicit, eager), INSTR_KEEP=1 (keep the windows' callgrind dumps),
  * INSTR_RUNS (runs per variant, default 1; the variants of an app are interleaved run by run, so a
- * drift of the machine falls on all of them, and each variant's median and range is summed up).
+ * drift of the machine falls on all of them, and each variant's median and range is summed up),
+ * INSTR_SLOWDOWN (the factor the instrumentation's wall-clock bounds are scaled by, default 100:
+ * bench/valgrind-delays.ts; each row reports its slowest counted call and the counted calls that
+ * outlived the scaled `requestSpanDelayMs`).
  */
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,17 +40,9 @@ import { selfCostOf } from './callgrind-costs.js';
 import { callgrindWindows, dumpTotals } from './callgrind-windows.js';
 import { otlpSink, type BenchApp, type SinkCounts } from './instrumentation.js';
 import { ratioOfMediansInterval } from './resample.js';
+import { scaledDelays } from './valgrind-delays.js';
 import { UNDER_SDK, variantProcess, type CountedSides } from './variant-process.js';
 
-/**
- * requestSpanDelayMs under valgrind, in place of the default 1 s. Valgrind runs node ~50 times
- * slower, so with four calls in flight a call takes about a second of wall time: at the default,
- * a load-dependent share of calls outlived the delay and emitted the spans that the same calls
- * answered in milliseconds never emit (a 100-call run exported 3.7 KB instead of 2.1 KB), and
- * the count moved with the machine's load. Scaled by the slowdown, the same calls are held back
- * as in real time. The spans/call column shows what was emitted all the same.
- */
-const VALGRIND_SPAN_DELAY_MS = 100_000;
 
 /**
  * Variants (bench/variant-process.ts): `eager` is both sides with `maxBufferedPayloadChars: 0`,
@@ -72,6 +67,17 @@ interface Run {
   /** Of which JIT-compiled JavaScript (see {@link jsInstructions}). */
   js: [number, number];
   counts: SinkCounts;
+  /** The counted calls' wall time (bench/one-variant.ts, `LATE`). */
+  late: LateCalls;
+}
+
+/** Wall time of the counted calls against the scaled `requestSpanDelayMs` (bench/valgrind-delays.ts). */
+export interface LateCalls {
+  /** The slowest counted call, ms of wall time. */
+  slowestMs: number;
+  /** Counted calls that took the scaled delay or longer: each may have emitted spans a real run would not. */
+  pastDelay: number;
+  calls: number;
 }
 
 
@@ -89,21 +95,30 @@ async function count(variant: CountedSides, app: BenchApp, run: number): Promise
   const { warmup, short, long } = instructionRunLengths();
   const script = fileURLToPath(new URL('./one-variant.js', import.meta.url));
   const sink = await otlpSink();
-  const { importArgs, env: variantEnv } = variantProcess(variant, sink.url, VALGRIND_SPAN_DELAY_MS);
+  // Every wall-clock bound scaled by the slowdown (bench/valgrind-delays.ts).
+  const delays = scaledDelays();
+  const { importArgs, env: variantEnv } = variantProcess(variant, sink.url, delays.requestSpanDelayMs, delays.deliveryTimeoutMs);
   const nodeArgs = ['--predictable', '--single-threaded', '--expose-gc', ...importArgs];
   const env: NodeJS.ProcessEnv = { ...process.env, ...variantEnv, APP: app, WARMUP: String(warmup), WINDOWS: `${short},${long}` };
   // The run's index in the name: INSTR_KEEP=1 keeps every run's dumps, not the last run's.
   const out = join(tmpdir(), `forkwatch-bench-${process.pid}-${variant}-${app}-r${run + 1}.callgrind`);
   try {
-    const { dumps } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
+    const { dumps, log } = await callgrindWindows({ script, nodeArgs, env, out, label: `${app}/${variant}`, windows: 2 });
     const windows = dumpTotals(dumps, out) as [number, number];
-    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], js: dumps.map(jsInstructions) as [number, number], counts: sink.counts() };
+    return { windows, jit: dumps.map(jitInstructions) as [number, number], gc: dumps.map(gcInstructions) as [number, number], js: dumps.map(jsInstructions) as [number, number], counts: sink.counts(), late: lateCalls(log) };
   } finally {
     // INSTR_KEEP=1 keeps the windows' callgrind dumps (callgrind_annotate reads them) and says where.
     if (process.env.INSTR_KEEP) console.log(`  (callgrind dumps of ${app}/${variant}: ${out}.1, ${out}.2)`);
     else for (const f of [out, `${out}.1`, `${out}.2`]) if (existsSync(f)) rmSync(f);
     await sink.close();
   }
+}
+
+/** The child's `LATE {json}` line; a child that printed none is an error (it did not time its calls). */
+export function lateCalls(log: string): LateCalls {
+  const m = /^LATE (\{.*\})$/m.exec(log);
+  if (!m) throw new Error('the bench child printed no LATE line (bench/one-variant.ts)');
+  return JSON.parse(m[1]!) as LateCalls;
 }
 
 /** V8's optimizing compiler and deoptimizer, by the names of their C++ functions. */
@@ -188,6 +203,8 @@ export interface InstructionCountRow {
    * history is emitted"). Over the whole run, like the span counts.
    */
   momentsPerCall: number;
+  /** The counted calls' wall time against the scaled delay: `pastDelay` 0 means none emitted what a real run would not. */
+  late: LateCalls;
 }
 
 const list = <T extends string>(v: string | undefined, dflt: T[]): T[] => (v ? (v.split(',').map((s) => s.trim()) as T[]) : dflt);
@@ -243,6 +260,7 @@ export async function benchInstructionCount(
         spansPerCall: r.counts.spans / allCalls,
         spansByName,
         momentsPerCall,
+        late: r.late,
       };
       rows.push(row);
       // Printed as measured: a full run takes tens of minutes.

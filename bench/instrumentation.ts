@@ -124,12 +124,12 @@ const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promi
 export async function startVariant(
   instrumented: boolean | BenchSides,
   otlpUrl: string,
-  opts: { requestSpanDelayMs?: number; maxBufferedPayloadChars?: number; tracerProvider?: TracerProvider } = {},
+  opts: { requestSpanDelayMs?: number; deliveryTimeoutMs?: number; maxBufferedPayloadChars?: number; tracerProvider?: TracerProvider } = {},
   app: BenchApp = 'echo',
 ): Promise<Variant> {
   const sides: BenchSides = instrumented === true ? 'both' : instrumented === false ? 'none' : instrumented;
   const providers: BasicTracerProvider[] = [];
-  const { tracerProvider: given, ...fwOpts } = opts;
+  const { tracerProvider: given, deliveryTimeoutMs, ...fwOpts } = opts;
   const provider = (service: string): TracerProvider => {
     if (given) return given;
     const p = new BasicTracerProvider({
@@ -160,7 +160,7 @@ export async function startVariant(
   // socket the client was about to reuse, and the call failed with ECONNRESET.
   http.keepAliveTimeout = 0;
   const url = await listen(http);
-  const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...fwOpts }) : undefined;
+  const clientFw = sides === 'both' || sides === 'client' ? createClientInstrumentation({ tracerProvider: provider('bench-client'), ...fwOpts, ...(deliveryTimeoutMs === undefined ? {} : { deliveryTimeoutMs }) }) : undefined;
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: clientFw ? clientFw.wrapFetch(withoutSignal) : withoutSignal });
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
   if (clientFw) clientFw.attach(transport, client);

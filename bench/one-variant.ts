@@ -26,6 +26,7 @@ import { otlpSink, round, startVariant, type BenchApp, type BenchSides } from '.
 const external = process.env.SINK_URL;
 const sink = external === undefined ? await otlpSink() : undefined;
 const delay = process.env.REQUEST_SPAN_DELAY_MS;
+const deliveryTimeout = process.env.DELIVERY_TIMEOUT_MS;
 const raw = process.env.VARIANT ?? 'none';
 // These run under --import: NodeSDK, which flushes on beforeExit, is in the process.
 const underSdk = raw === 'zero-code' || raw === 'sdk-only' || raw === 'sdk-explicit';
@@ -38,6 +39,7 @@ const v = await startVariant(
   external ?? sink!.url,
   {
     ...(delay === undefined ? {} : { requestSpanDelayMs: Number(delay) }),
+    ...(deliveryTimeout === undefined ? {} : { deliveryTimeoutMs: Number(deliveryTimeout) }),
     ...(eager ? { maxBufferedPayloadChars: 0 } : {}),
     ...(explicitUnderSdk ? { tracerProvider: trace.getTracerProvider() } : {}),
   },
@@ -59,8 +61,35 @@ const settle = async (): Promise<void> => {
   await round(v, 20, 4);
 };
 
+/**
+ * The counted calls' wall time against the delay (bench/valgrind-delays.ts): a call that outlived
+ * `requestSpanDelayMs` emitted spans a real run would not, so the caller reports how many did.
+ * Timed per call only here (Date.now(), the same in every variant), not in round().
+ */
+const noop = (): void => undefined;
+const late = { slowestMs: 0, pastDelay: 0, calls: 0 };
+const timedRound = async (n: number): Promise<void> => {
+  const limit = delay === undefined ? 1000 : Number(delay);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < n) {
+        next++;
+        const t0 = Date.now();
+        if (v.app === 'echo') await v.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+        else await v.client.callTool({ name: 'progress', arguments: { text: 'hello' } }, undefined, { onprogress: noop });
+        const ms = Date.now() - t0;
+        late.calls++;
+        if (ms > late.slowestMs) late.slowestMs = ms;
+        if (ms >= limit) late.pastDelay++;
+      }
+    }),
+  );
+};
+
 if (process.env.WINDOWS) {
-  await countedWindows(process.env.WINDOWS.split(',').map(Number), settle, (n) => round(v, n, 4));
+  await countedWindows(process.env.WINDOWS.split(',').map(Number), settle, timedRound);
+  console.log(`LATE ${JSON.stringify(late)}`);
 } else {
   await settle();
   // Markers for a profiler that collects only the timed calls (callgrind_control -i on/off).

@@ -6,6 +6,7 @@ import { benchDecode } from './decode.js';
 import { benchEngine } from './engine.js';
 import { benchIngest } from './ingest.js';
 import { benchInstructionCount, instructionRunLengths, summarizeInstructionRows, type CountedSides } from './instruction-count.js';
+import { scaledDelays } from './valgrind-delays.js';
 import { benchInstrumentation, type Spread } from './instrumentation.js';
 import { benchWire } from './wire.js';
 import { benchWireInstructions } from './wire-instructions.js';
@@ -47,6 +48,11 @@ async function main(): Promise<void> {
     console.log('# sdk-only: the same NodeSDK, env and exporter without forkwatch (one span exported at start); sdk-explicit: that NodeSDK');
     console.log('# with both sides instrumented explicitly on its global provider. Spans, moments per call at the sink');
     if (runs > 1) console.log(`# ${runs} runs per variant, the variants of an app interleaved run by run`);
+    const delays = scaledDelays();
+    console.log(
+      `# Wall-clock bounds scaled by the slowdown (x${delays.slowdown}, INSTR_SLOWDOWN; bench/valgrind-delays.ts): requestSpanDelayMs ${delays.requestSpanDelayMs / 1000} s, the explicit client's deliveryTimeoutMs ${delays.deliveryTimeoutMs / 1000} s;`,
+    );
+    console.log('# each row: its slowest counted call and the counted calls that outlived the scaled delay (0: none emitted spans a real run would not)');
     const rows = await benchInstructionCount(undefined, undefined, (r) => {
       const goal = r.app === 'echo' ? '1%' : '3%';
       const over = r.sides === 'none' ? ''.padEnd(38) : `${pct(r.overhead).padStart(7)} over uninstrumented (goal <= ${goal})`;
@@ -55,7 +61,7 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name.replace(/^forkwatch\./, '')} ${n.toFixed(3)}`)
         .join(', ');
       console.log(
-        `  ${r.app.padEnd(15)} ${r.sides.padEnd(12)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''}`,
+        `  ${r.app.padEnd(15)} ${r.sides.padEnd(12)}${runs > 1 ? ` #${r.run + 1}` : ''} ${(r.perCall / 1e6).toFixed(3).padStart(8)} M instructions/call ${over} | without V8's compiler/deoptimizer ${(r.perCallNoJit / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJit)})`}, without them and the GC ${(r.perCallNoJitNoGc / 1e6).toFixed(3)} M${r.sides === 'none' ? '' : ` (${pct(r.overheadNoJitNoGc)})`}, GC ${(r.gcPerCall / 1e6).toFixed(3)} M, JIT-compiled JS ${(r.jsPerCall / 1e6).toFixed(3)} M | ${r.spansPerCall.toFixed(3)} spans/call, ${r.momentsPerCall.toFixed(3)} moments/call${names ? ` (${names})` : ''} | slowest counted call ${(r.late.slowestMs / 1000).toFixed(1)} s, ${r.late.pastDelay} of ${r.late.calls} past the delay`,
       );
     });
     if (runs > 1) {

@@ -14,10 +14,12 @@ export const UNDER_SDK: ReadonlySet<CountedSides> = new Set(['zero-code', 'sdk-o
 /**
  * The `--import` arguments and environment additions of `variant`, exporting to `sinkUrl`;
  * `requestSpanDelayMs` goes to both the explicit instrumentation (REQUEST_SPAN_DELAY_MS) and
- * `/register` (FORKWATCH_REQUEST_SPAN_DELAY_MS).
+ * `/register` (FORKWATCH_REQUEST_SPAN_DELAY_MS); `deliveryTimeoutMs`, when given, to the explicit
+ * client only (DELIVERY_TIMEOUT_MS: `/register` has no variable for it).
  */
-export function variantProcess(variant: CountedSides, sinkUrl: string, requestSpanDelayMs: number): { importArgs: string[]; env: NodeJS.ProcessEnv } {
+export function variantProcess(variant: CountedSides, sinkUrl: string, requestSpanDelayMs: number, deliveryTimeoutMs?: number): { importArgs: string[]; env: NodeJS.ProcessEnv } {
   const env: NodeJS.ProcessEnv = { VARIANT: variant, SINK_URL: sinkUrl, REQUEST_SPAN_DELAY_MS: String(requestSpanDelayMs) };
+  if (deliveryTimeoutMs !== undefined) env.DELIVERY_TIMEOUT_MS = String(deliveryTimeoutMs);
   if (!UNDER_SDK.has(variant)) return { importArgs: [], env };
   Object.assign(env, {
     FORKWATCH_REQUEST_SPAN_DELAY_MS: String(requestSpanDelayMs),

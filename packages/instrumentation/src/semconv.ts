@@ -59,11 +59,21 @@ export const ATTR_NETWORK_TRANSPORT = 'network.transport';
 export const ATTR_NETWORK_PROTOCOL_NAME = 'network.protocol.name';
 export const ATTR_SERVER_ADDRESS = 'server.address';
 export const ATTR_SERVER_PORT = 'server.port';
+/** Server side: the peer address of the HTTP request that carried the message (spans only). */
+export const ATTR_CLIENT_ADDRESS = 'client.address';
+/** Server side: its port, when only one HTTP request of the transport was in flight (spans only). */
+export const ATTR_CLIENT_PORT = 'client.port';
+/** `1.1` or `2` (`network.protocol.version`): the HTTP version of the request, on the server. */
+export const ATTR_NETWORK_PROTOCOL_VERSION = 'network.protocol.version';
 /** Histogram, seconds: a request from sent until its response was received (client). */
 export const METRIC_MCP_CLIENT_OPERATION_DURATION = 'mcp.client.operation.duration';
 /** Histogram, seconds: a request from received until its response was sent (server). */
 export const METRIC_MCP_SERVER_OPERATION_DURATION = 'mcp.server.operation.duration';
-/** The conventions' advised bucket boundaries (seconds) of both operation-duration histograms. */
+/** Histogram, seconds: a session from its `initialize` until the client closed its transport (client). */
+export const METRIC_MCP_CLIENT_SESSION_DURATION = 'mcp.client.session.duration';
+/** Histogram, seconds: a session from its `initialize` until its transport closed (server). */
+export const METRIC_MCP_SERVER_SESSION_DURATION = 'mcp.server.session.duration';
+/** The conventions' advised bucket boundaries (seconds) of the operation- and session-duration histograms. */
 export const MCP_OPERATION_DURATION_BUCKETS: readonly number[] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 // ---- forkwatch.* attributes ----

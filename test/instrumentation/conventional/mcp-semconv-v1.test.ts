@@ -14,7 +14,9 @@ import { sessionKey } from '../../../packages/instrumentation/src/common/session
 import {
   MCP_OPERATION_DURATION_BUCKETS,
   METRIC_MCP_CLIENT_OPERATION_DURATION,
+  METRIC_MCP_CLIENT_SESSION_DURATION,
   METRIC_MCP_SERVER_OPERATION_DURATION,
+  METRIC_MCP_SERVER_SESSION_DURATION,
   SPAN_REQUEST_SENT,
 } from '../../../packages/instrumentation/src/semconv.js';
 import { listen } from '../server/harness.js';
@@ -40,6 +42,12 @@ function app(server: ReturnType<typeof createServerInstrumentation>) {
       return { content: [{ type: 'text', text }] };
     });
     mcp.registerTool('broken', {}, async () => ({ isError: true, content: [{ type: 'text', text: 'no' }] }));
+    // A prompt, so that prompts/get of another name is -32602 (invalid params), not -32601.
+    mcp.registerPrompt('hello', {}, async () => ({ messages: [] }));
+    // A handler that throws: the server answers -32603, a failure of the server's own.
+    mcp.registerResource('boom', 'boom://x', {}, async () => {
+      throw new Error('boom');
+    });
     await mcp.connect(transport);
     return transport.handleRequest(req, res);
   };
@@ -52,6 +60,8 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
   let client: Client;
   let transport: StreamableHTTPClientTransport;
   let sessionId: string;
+  /** What the client's getPrompt of an unknown prompt rejected with (-32602). */
+  let promptError: Error;
   /** JSON-RPC messages the client put on the wire, and the traceparent header of each POST. */
   const wire: Array<{ message: any; header: string | null }> = [];
   const capture = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -74,7 +84,11 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
     await client.listTools();
     await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     await client.callTool({ name: 'broken', arguments: {} });
-    await assert.rejects(client.getPrompt({ name: 'no-such-prompt' }));
+    promptError = await client.getPrompt({ name: 'no-such-prompt' }).then(
+      () => assert.fail('getPrompt of an unknown prompt resolved'),
+      (e: Error) => e,
+    );
+    await assert.rejects(client.readResource({ uri: 'boom://x' }));
   });
   after(async () => {
     await client.close();
@@ -163,12 +177,65 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
       const broken = sdk.spans(byName('tools/call broken', kind))[0]!;
       assert.equal(broken.attributes['error.type'], 'tool_error');
       assert.equal(broken.status.code, SpanStatusCode.ERROR);
-      const prompt = sdk.spans(byName('prompts/get no-such-prompt', kind))[0]!;
-      assert.match(String(prompt.attributes['error.type']), /^-32\d{3}$/);
-      assert.equal(prompt.attributes['rpc.response.status_code'], prompt.attributes['error.type']);
-      assert.equal(prompt.attributes['gen_ai.prompt.name'], 'no-such-prompt');
-      assert.equal(prompt.status.code, SpanStatusCode.ERROR);
+      // -32603 (the handler threw) is the server's own failure: an error on both sides.
+      const boom = sdk.spans((x) => x.kind === kind && x.attributes['mcp.resource.uri'] === 'boom://x')[0]!;
+      assert.equal(boom.attributes['error.type'], '-32603');
+      assert.equal(boom.attributes['rpc.response.status_code'], '-32603');
+      assert.equal(boom.status.code, SpanStatusCode.ERROR, SpanKind[kind]);
     }
+    const prompt = sdk.spans(byName('prompts/get no-such-prompt', SpanKind.CLIENT))[0]!;
+    assert.equal(prompt.attributes['error.type'], '-32602');
+    assert.equal(prompt.attributes['rpc.response.status_code'], '-32602');
+    assert.equal(prompt.attributes['gen_ai.prompt.name'], 'no-such-prompt');
+    assert.equal(prompt.status.code, SpanStatusCode.ERROR);
+  });
+
+  it('-32602 and -32601 are the client\'s fault: no error on the SERVER span (status unset, no error.type), the code still in rpc.response.status_code', async () => {
+    const prompt = sdk.spans(byName('prompts/get no-such-prompt', SpanKind.SERVER))[0]!;
+    assert.equal(prompt.status.code, SpanStatusCode.UNSET);
+    assert.equal(prompt.attributes['error.type'], undefined);
+    assert.equal(prompt.attributes['rpc.response.status_code'], '-32602');
+    const res = await fetch(http.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': transport.protocolVersion! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-unknown', method: 'no/such-method', params: {} }),
+    });
+    assert.match(await res.text(), /-32601/);
+    const unknown = await waitFor('server span of no/such-method', () => sdk.spans(byName('no/such-method', SpanKind.SERVER))[0]);
+    assert.equal(unknown.status.code, SpanStatusCode.UNSET);
+    assert.equal(unknown.attributes['error.type'], undefined);
+    assert.equal(unknown.attributes['rpc.response.status_code'], '-32601');
+    const point = (await sdk.histogram(METRIC_MCP_SERVER_OPERATION_DURATION)).find((p) => p.attributes['mcp.method.name'] === 'no/such-method');
+    assert.equal(point?.attributes['rpc.response.status_code'], '-32601');
+    assert.equal(point?.attributes['error.type'], undefined);
+  });
+
+  it("the CLIENT span's status description is the JSONRPCError.message, without the 1.x SDK's prefix a second time", () => {
+    const prompt = sdk.spans(byName('prompts/get no-such-prompt', SpanKind.CLIENT))[0]!;
+    const prefix = 'MCP error -32602: ';
+    // The SDK's own error: its prefix on the server's message, which (a 1.x server's McpError) had one already.
+    assert.ok(promptError.message.startsWith(prefix + prefix), promptError.message);
+    assert.equal(prompt.status.message, promptError.message.slice(prefix.length));
+    assert.match(prompt.status.message!, /^MCP error -32602: (?!MCP error)/);
+  });
+
+  it('the SERVER spans carry network.protocol.version and the HTTP peer (client.address, client.port); the metric the version only', async () => {
+    const s = sdk.spans(byName('tools/call echo', SpanKind.SERVER))[0]!;
+    assert.equal(s.attributes['network.protocol.version'], '1.1');
+    assert.match(String(s.attributes['client.address']), /^(::ffff:)?127\.0\.0\.1$/);
+    assert.equal(typeof s.attributes['client.port'], 'number');
+    assert.notEqual(s.attributes['client.port'], Number(http.url.port));
+    const point = (await sdk.histogram(METRIC_MCP_SERVER_OPERATION_DURATION)).find((p) => p.attributes['gen_ai.tool.name'] === 'echo')!;
+    assert.equal(point.attributes['network.protocol.version'], '1.1');
+    assert.equal(point.attributes['client.address'], undefined);
+    assert.equal(point.attributes['client.port'], undefined);
+  });
+
+  it("the client's initialize span carries mcp.protocol.version: the version the server answered with", () => {
+    const init = sdk.spans(byName('initialize', SpanKind.CLIENT))[0]!;
+    assert.equal(init.attributes['mcp.protocol.version'], transport.protocolVersion);
+    const server = sdk.spans(byName('initialize', SpanKind.SERVER))[0]!;
+    assert.equal(server.attributes['mcp.protocol.version'], transport.protocolVersion);
   });
 
   it('mcp.client.operation.duration and mcp.server.operation.duration: seconds, the conventional buckets, no session attribute', async () => {
@@ -186,6 +253,46 @@ describe('MCP semantic conventions, SDK 1.x, explicit API (mcpSemconv: true)', (
         for (const k of Object.keys(p.attributes)) assert.ok(!/session|jsonrpc\.request\.id/.test(k), `${name} carries ${k}`);
       }
     }
+  });
+});
+
+describe('MCP semantic conventions, session durations (SDK 1.x)', () => {
+  const own = otelSdk();
+  let http: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    const server = createServerInstrumentation({ mcpSemconv: true, salt: SALT, meterProvider: own.meterProvider, tracerProvider: own.tracerProvider });
+    http = await listen(app(server));
+  });
+  after(async () => {
+    await http.close();
+  });
+
+  it('mcp.client.session.duration and mcp.server.session.duration: one point per session when it ends, seconds, no session attribute', async () => {
+    const fw = createClientInstrumentation({ mcpSemconv: true, salt: SALT, meterProvider: own.meterProvider, tracerProvider: own.tracerProvider });
+    const transport = new StreamableHTTPClientTransport(http.url);
+    const client = new Client({ name: 'session-client', version: '1.0.0' });
+    fw.attach(transport, client);
+    await client.connect(transport);
+    await client.listTools();
+    assert.deepEqual(await own.histogram(METRIC_MCP_CLIENT_SESSION_DURATION), [], 'no point while the session lives');
+    assert.deepEqual(await own.histogram(METRIC_MCP_SERVER_SESSION_DURATION), []);
+    // The client ends the session (DELETE): the server's transport closes.
+    await transport.terminateSession();
+    await client.close();
+    const server = await waitFor('server session point', async () => (await own.histogram(METRIC_MCP_SERVER_SESSION_DURATION))[0]);
+    const clientPoint = (await own.histogram(METRIC_MCP_CLIENT_SESSION_DURATION))[0]!;
+    for (const p of [server, clientPoint]) {
+      assert.equal(p.value.count, 1);
+      assert.ok(p.value.sum! > 0 && p.value.sum! < 60, `seconds: ${p.value.sum}`);
+      assert.deepEqual(p.value.buckets.boundaries, [...MCP_OPERATION_DURATION_BUCKETS]);
+      assert.equal(p.attributes['mcp.protocol.version'], transport.protocolVersion);
+      assert.equal(p.attributes['network.transport'], 'tcp');
+      assert.equal(p.attributes['network.protocol.name'], 'http');
+      for (const k of Object.keys(p.attributes)) assert.ok(!/session|client\.(address|port)/.test(k), `carries ${k}`);
+    }
+    assert.equal(clientPoint.attributes['server.address'], '127.0.0.1');
+    assert.equal(server.attributes['network.protocol.version'], '1.1');
   });
 });
 

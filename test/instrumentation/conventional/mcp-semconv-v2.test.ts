@@ -10,7 +10,12 @@ import { createClientInstrumentation } from '../../../packages/instrumentation/s
 import { observeTransport } from '../../../packages/instrumentation/src/server/v2/index.js';
 import { createServerInstrumentation } from '../../../packages/instrumentation/src/server/server-instrumentation.js';
 import { sessionKey } from '../../../packages/instrumentation/src/common/session-key.js';
-import { METRIC_MCP_CLIENT_OPERATION_DURATION, METRIC_MCP_SERVER_OPERATION_DURATION } from '../../../packages/instrumentation/src/semconv.js';
+import {
+  METRIC_MCP_CLIENT_OPERATION_DURATION,
+  METRIC_MCP_CLIENT_SESSION_DURATION,
+  METRIC_MCP_SERVER_OPERATION_DURATION,
+  METRIC_MCP_SERVER_SESSION_DURATION,
+} from '../../../packages/instrumentation/src/semconv.js';
 import { listen } from '../server/harness.js';
 import { otelSdk, waitFor } from './harness.js';
 
@@ -34,6 +39,8 @@ function app(server: ReturnType<typeof createServerInstrumentation>) {
       return { content: [{ type: 'text' as const, text: args.text }] };
     });
     mcp.registerTool('broken', {}, async () => ({ isError: true, content: [{ type: 'text' as const, text: 'no' }] }));
+    // A prompt, so that prompts/get of another name is -32602 (invalid params).
+    mcp.registerPrompt('hello', {}, async () => ({ messages: [] }));
     await mcp.connect(transport);
     return transport.handleRequest(req, res);
   };
@@ -45,6 +52,7 @@ describe('MCP semantic conventions, SDK 2.x client and server (mcpSemconv: true)
   let http: Awaited<ReturnType<typeof listen>>;
   let client: Client;
   let transport: StreamableHTTPClientTransport;
+  let promptError: Error;
 
   before(async () => {
     const server = createServerInstrumentation({ mcpSemconv: true, salt: SALT, meterProvider: sdk.meterProvider, requestSpanDelayMs: 0 });
@@ -56,6 +64,10 @@ describe('MCP semantic conventions, SDK 2.x client and server (mcpSemconv: true)
     await client.connect(transport);
     await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     await client.callTool({ name: 'broken', arguments: {} });
+    promptError = await client.getPrompt({ name: 'no-such-prompt' }).then(
+      () => assert.fail('getPrompt of an unknown prompt resolved'),
+      (e: Error) => e,
+    );
   });
   after(async () => {
     await client.close();
@@ -86,6 +98,38 @@ describe('MCP semantic conventions, SDK 2.x client and server (mcpSemconv: true)
       const points = await sdk.histogram(name);
       assert.ok(points.some((p) => p.attributes['gen_ai.tool.name'] === 'echo' && p.value.count === 1), name);
       assert.ok(points.some((p) => p.attributes['mcp.method.name'] === 'initialize'), name);
+    }
+  });
+
+  it('-32602 on the server: status unset, no error.type; on the client an error whose description is the message as sent', async () => {
+    const server = await waitFor('server prompts/get', () => sdk.spans(byName('prompts/get no-such-prompt', SpanKind.SERVER))[0]);
+    assert.equal(server.status.code, SpanStatusCode.UNSET);
+    assert.equal(server.attributes['error.type'], undefined);
+    assert.equal(server.attributes['rpc.response.status_code'], '-32602');
+    const c = await waitFor('client prompts/get', () => sdk.spans(byName('prompts/get no-such-prompt', SpanKind.CLIENT))[0]);
+    assert.equal(c.status.code, SpanStatusCode.ERROR);
+    assert.equal(c.attributes['error.type'], '-32602');
+    // 2.x's ProtocolError keeps the server's message as it is: nothing to take off.
+    assert.equal(c.status.message, promptError.message);
+  });
+
+  it('SERVER spans carry network.protocol.version and client.address; the initialize spans the negotiated mcp.protocol.version', () => {
+    const s = sdk.spans(byName('tools/call echo', SpanKind.SERVER))[0]!;
+    assert.equal(s.attributes['network.protocol.version'], '1.1');
+    assert.match(String(s.attributes['client.address']), /^(::ffff:)?127\.0\.0\.1$/);
+    for (const kind of [SpanKind.CLIENT, SpanKind.SERVER]) {
+      assert.equal(sdk.spans(byName('initialize', kind))[0]!.attributes['mcp.protocol.version'], transport.protocolVersion, SpanKind[kind]);
+    }
+  });
+
+  it('session durations: a point on each side once the client terminates the session', async () => {
+    await transport.terminateSession();
+    const server = await waitFor('server session point', async () => (await sdk.histogram(METRIC_MCP_SERVER_SESSION_DURATION))[0]);
+    const c = (await sdk.histogram(METRIC_MCP_CLIENT_SESSION_DURATION))[0];
+    assert.ok(c, 'client session point');
+    for (const p of [server, c]) {
+      assert.equal(p.value.count, 1);
+      assert.equal(p.attributes['mcp.protocol.version'], transport.protocolVersion);
     }
   });
 });

@@ -16,6 +16,8 @@ import {
 } from '@opentelemetry/api';
 import type { DiagLogger } from '@opentelemetry/api';
 import {
+  ATTR_CLIENT_ADDRESS,
+  ATTR_CLIENT_PORT,
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROMPT_NAME,
@@ -26,6 +28,7 @@ import {
   ATTR_MCP_RESOURCE_URI,
   ATTR_MCP_SESSION_ID,
   ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_NETWORK_PROTOCOL_VERSION,
   ATTR_NETWORK_TRANSPORT,
   ATTR_RPC_RESPONSE_STATUS_CODE,
   ATTR_SERVER_ADDRESS,
@@ -72,6 +75,11 @@ export interface OperationPeer {
   protocolVersion?: string | undefined;
   serverAddress?: string | undefined;
   serverPort?: number | undefined;
+  /** Server: the HTTP peer (span only: the conventions leave it off the metric). */
+  clientAddress?: string | undefined;
+  clientPort?: number | undefined;
+  /** `1.1` or `2`: the HTTP version, when known (span and metric). */
+  networkProtocolVersion?: string | undefined;
   parent: Context;
   links?: Link[];
 }
@@ -127,7 +135,10 @@ export class OperationRecorder {
       if (peer.protocolVersion !== undefined) metricAttrs[ATTR_MCP_PROTOCOL_VERSION] = cut(peer.protocolVersion);
       if (peer.serverAddress !== undefined) metricAttrs[ATTR_SERVER_ADDRESS] = peer.serverAddress;
       if (peer.serverPort !== undefined) metricAttrs[ATTR_SERVER_PORT] = peer.serverPort;
+      if (peer.networkProtocolVersion !== undefined) metricAttrs[ATTR_NETWORK_PROTOCOL_VERSION] = peer.networkProtocolVersion;
       const attributes: Attributes = { ...metricAttrs };
+      if (peer.clientAddress !== undefined) attributes[ATTR_CLIENT_ADDRESS] = peer.clientAddress;
+      if (peer.clientPort !== undefined) attributes[ATTR_CLIENT_PORT] = peer.clientPort;
       // null or omitted ids are not recorded (the conventions' rule).
       if (req.id !== undefined && req.id !== null) attributes[ATTR_JSONRPC_REQUEST_ID] = cut(String(req.id));
       // Resource URIs are per request: on the span (conditionally required), never on the metric.
@@ -143,6 +154,22 @@ export class OperationRecorder {
       this.failures++;
       this.opts.logger.debug('conventional span start failed', err);
       return undefined;
+    }
+  }
+
+  /**
+   * `mcp.protocol.version` learnt after the start (the version an `initialize` result
+   * negotiated), on the span and the histogram point; nothing once `op` ended.
+   */
+  setProtocolVersion(op: Operation, version: string): void {
+    if (op.ended) return;
+    try {
+      const v = cut(version);
+      op.metricAttrs[ATTR_MCP_PROTOCOL_VERSION] = v;
+      op.span.setAttribute(ATTR_MCP_PROTOCOL_VERSION, v);
+    } catch (err) {
+      this.failures++;
+      this.opts.logger.debug('conventional attribute failed', err);
     }
   }
 
@@ -198,6 +225,20 @@ export function jsonRpcErrorOutcome(error: unknown): OperationOutcome {
   const code = typeof e.code === 'number' || typeof e.code === 'string' ? String(e.code) : undefined;
   const message = typeof e.message === 'string' ? e.message : undefined;
   return code === undefined ? { errorType: '_OTHER', ...(message ? { message } : {}) } : { errorType: code, statusCode: code, ...(message ? { message } : {}) };
+}
+
+/**
+ * JSON-RPC error codes that are the client's fault: `-32601` (method not found) and `-32602`
+ * (invalid params). On the server they are not a failure of the operation (as HTTP 4xx and
+ * gRPC INVALID_ARGUMENT on a server span): status unset, no `error.type`, the code still in
+ * `rpc.response.status_code` on span and metric. The client's span records them as errors.
+ */
+export const CLIENT_FAULT_CODES: ReadonlySet<string> = new Set(['-32601', '-32602']);
+
+/** {@link jsonRpcErrorOutcome} as the server records it: {@link CLIENT_FAULT_CODES} are no error there. */
+export function serverJsonRpcErrorOutcome(error: unknown): OperationOutcome {
+  const o = jsonRpcErrorOutcome(error);
+  return o.statusCode !== undefined && CLIENT_FAULT_CODES.has(o.statusCode) ? { statusCode: o.statusCode } : o;
 }
 
 /** The outcome of a successful JSON-RPC result: `tool_error` for a CallToolResult with isError. */

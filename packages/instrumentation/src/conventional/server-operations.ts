@@ -1,7 +1,8 @@
 import { context } from '@opentelemetry/api';
-import { HEADER_PROTOCOL_VERSION } from '../semconv.js';
+import { ATTR_MCP_PROTOCOL_VERSION, ATTR_NETWORK_PROTOCOL_NAME, ATTR_NETWORK_PROTOCOL_VERSION, ATTR_NETWORK_TRANSPORT, HEADER_PROTOCOL_VERSION } from '../semconv.js';
 import { headerOf, headersOfExtra, serverParent } from './meta-context.js';
-import { jsonRpcErrorOutcome, OperationRecorder, resultOutcome, type ConventionalOptions, type Operation } from './operation-recorder.js';
+import { OperationRecorder, resultOutcome, serverJsonRpcErrorOutcome, type ConventionalOptions, type Operation } from './operation-recorder.js';
+import { SessionDurations } from './session-durations.js';
 
 /** Requests in flight per transport; past it the oldest is ended as `_OTHER` (a host that never answers must not pin spans). */
 export const MAX_OPEN_OPERATIONS_PER_TRANSPORT = 4096;
@@ -9,6 +10,24 @@ export const MAX_OPEN_OPERATIONS_PER_TRANSPORT = 4096;
 interface ObservedTransport {
   readonly sessionId?: string | undefined;
 }
+
+/** What the server knows of the HTTP request a message may have come in on. */
+interface HttpPeer {
+  address?: string | undefined;
+  port?: number | undefined;
+  /** `1.1`, `2`, ... (`network.protocol.version`). */
+  version: string;
+}
+
+/** What a Node `IncomingMessage` gives for {@link HttpPeer}. */
+interface PeerRequest {
+  method?: string | undefined;
+  httpVersion?: string | undefined;
+  socket?: { remoteAddress?: string | undefined; remotePort?: number | undefined } | null | undefined;
+}
+
+/** `network.protocol.version` of Node's `httpVersion`: `2.0` is HTTP/2, which the conventions write `2`. */
+const protocolVersion = (v: string): string => (v === '2.0' ? '2' : v);
 
 /**
  * Server side of the MCP conventions (option `mcpSemconv`): a SERVER span
@@ -21,9 +40,51 @@ interface ObservedTransport {
 export class ServerOperations {
   private readonly recorder: OperationRecorder;
   private readonly open = new WeakMap<object, Map<string, Operation>>();
+  /** POSTs of each transport being handled: where its messages can have come from. */
+  private readonly posts = new WeakMap<object, HttpPeer[]>();
+  private readonly sessions: SessionDurations;
+  /** The `initialize` of each transport, until it is answered (its result names the negotiated version). */
+  private readonly initializing = new WeakMap<object, string>();
 
   constructor(opts: ConventionalOptions) {
     this.recorder = new OperationRecorder('server', opts);
+    this.sessions = new SessionDurations('server', opts);
+  }
+
+  /**
+   * The transport's `handleRequest(req)` starts: a POST's peer and HTTP version are what its
+   * messages' spans can record. Returns what to call when the request has been handled.
+   */
+  httpRequest(transport: object, req: PeerRequest): (() => void) | undefined {
+    try {
+      if (req.method !== 'POST') return undefined;
+      const peer: HttpPeer = { address: req.socket?.remoteAddress, port: req.socket?.remotePort, version: protocolVersion(String(req.httpVersion ?? '1.1')) };
+      let list = this.posts.get(transport);
+      if (list === undefined) this.posts.set(transport, (list = []));
+      list.push(peer);
+      return () => {
+        const i = list!.indexOf(peer);
+        if (i >= 0) list!.splice(i, 1);
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The peer of a message arriving now: the onmessage extra does not say which HTTP request
+   * carried it, so each field is recorded only when every POST in flight on the transport agrees
+   * (the port: only when one POST is in flight).
+   */
+  private peerOf(transport: object): { clientAddress?: string; clientPort?: number; networkProtocolVersion?: string } {
+    const list = this.posts.get(transport);
+    if (list === undefined || list.length === 0) return {};
+    const [first] = list as [HttpPeer];
+    const out: { clientAddress?: string; clientPort?: number; networkProtocolVersion?: string } = {};
+    if (first.address !== undefined && list.every((p) => p.address === first.address)) out.clientAddress = first.address;
+    if (list.length === 1 && first.port !== undefined && out.clientAddress !== undefined) out.clientPort = first.port;
+    if (list.every((p) => p.version === first.version)) out.networkProtocolVersion = first.version;
+    return out;
   }
 
   get failures(): number {
@@ -42,11 +103,21 @@ export class ServerOperations {
         const headers = headersOfExtra(extra);
         const { parent, links } = serverParent(context.active(), m.params, headers);
         const pv = m.method === 'initialize' ? (m.params as { protocolVersion?: unknown } | undefined)?.protocolVersion : headerOf(headers, HEADER_PROTOCOL_VERSION);
+        const peer = this.peerOf(transport);
         op = this.recorder.start(
           { method: m.method, id: m.id, params: m.params },
-          { sessionId: transport.sessionId ?? headerOf(headers, 'mcp-session-id'), protocolVersion: typeof pv === 'string' ? pv : undefined, parent, links },
+          { sessionId: transport.sessionId ?? headerOf(headers, 'mcp-session-id'), protocolVersion: typeof pv === 'string' ? pv : undefined, parent, links, ...peer },
         );
         if (op !== undefined) this.track(transport, String(m.id), op);
+        if (m.method === 'initialize') {
+          this.initializing.set(transport, String(m.id));
+          this.sessions.start(transport, {
+            [ATTR_NETWORK_TRANSPORT]: 'tcp',
+            [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
+            ...(peer.networkProtocolVersion !== undefined ? { [ATTR_NETWORK_PROTOCOL_VERSION]: peer.networkProtocolVersion } : {}),
+            ...(typeof pv === 'string' ? { [ATTR_MCP_PROTOCOL_VERSION]: pv.slice(0, 64) } : {}),
+          });
+        }
       }
     } catch {
       op = undefined;
@@ -62,10 +133,18 @@ export class ServerOperations {
       if (typeof m.id !== 'string' && typeof m.id !== 'number') return;
       const ops = this.open.get(transport);
       const key = String(m.id);
+      // The answer to `initialize` names the version both sides settled on.
+      if (this.initializing.get(transport) === key) {
+        this.initializing.delete(transport);
+        const negotiated = (m.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+        if (typeof negotiated === 'string') this.sessions.set(transport, ATTR_MCP_PROTOCOL_VERSION, negotiated.slice(0, 64));
+        const init = ops?.get(key);
+        if (init !== undefined && typeof negotiated === 'string') this.recorder.setProtocolVersion(init, negotiated);
+      }
       const op = ops?.get(key);
       if (op === undefined) return;
       ops!.delete(key);
-      this.recorder.end(op, 'error' in m && m.error !== undefined ? jsonRpcErrorOutcome(m.error) : resultOutcome(m.result));
+      this.recorder.end(op, 'error' in m && m.error !== undefined ? serverJsonRpcErrorOutcome(m.error) : resultOutcome(m.result));
     } catch {
       // Never into the host's send.
     }
@@ -73,6 +152,12 @@ export class ServerOperations {
 
   /** The transport closed: what it never answered ends now, as `transport_closed`. */
   closed(transport: object): void {
+    // A session only if the transport got an id (a stateless transport's initialize made none).
+    try {
+      this.sessions.end(transport, (transport as ObservedTransport).sessionId !== undefined);
+    } catch {
+      // Never into the host's close.
+    }
     const ops = this.open.get(transport);
     if (ops === undefined) return;
     this.open.delete(transport);

@@ -217,7 +217,17 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
         } catch (err) {
           logger.debug('handleRequest hook failed', err);
         }
-        const p: Promise<void> = origHandle.call(this, req, res, parsedBody);
+        // mcpSemconv: the POST's peer, for the spans of the messages it carries, until handled.
+        const handled = conventional !== undefined ? conventional.httpRequest(transport, req) : undefined;
+        let p: Promise<void>;
+        try {
+          p = origHandle.call(this, req, res, parsedBody);
+        } catch (err) {
+          handled?.();
+          throw err;
+        }
+        // A branch of its own: the host still gets (and handles) the SDK's promise itself.
+        if (handled !== undefined) void Promise.resolve(p).then(handled, handled);
         const c = ctx;
         if (!c || !creating) return p;
         return p.finally(() => {
