@@ -210,6 +210,12 @@ export async function runSeedScenario(opts: SeedScenarioOptions): Promise<Scenar
     }
     await race(Promise.allSettled(pending), deadline);
     for (const c of calls) if (c.outcome === 'pending') step(`call ${c.attempt}: still pending at the run's bound`);
+    // What the client sends as it gives up (the SDK's `notifications/cancelled` on a timeout) is on
+    // the wire before the app goes on: a live app does not close its client within the same tick.
+    // One macrotask lets the SDK start that POST; then it is waited for, bounded.
+    await sleep(0);
+    const drainUntil = Math.min(deadline, Date.now() + 2000);
+    while (tap.inflight > 0 && Date.now() < drainUntil) await sleep(10);
 
     // Results: what the server produced against what reached the app.
     const obs = server.observations;

@@ -36,6 +36,8 @@ export interface WireTap {
   fetch: FetchLike;
   exchanges: TappedExchange[];
   events: TappedEvent[];
+  /** Requests sent and not yet answered with headers (a `notifications/cancelled` POST in flight, say). */
+  inflight: number;
 }
 
 /**
@@ -48,9 +50,16 @@ export function wireTap(inner: FetchLike, opts: WireTapOptions = {}): WireTap {
   const tap: WireTap = {
     exchanges: [],
     events: [],
+    inflight: 0,
     fetch: async (input, init) => {
       const h = requestHeaders(input, init);
-      const res = await inner(input, init);
+      tap.inflight++;
+      let res: Response;
+      try {
+        res = await inner(input, init);
+      } finally {
+        tap.inflight--;
+      }
       const x: TappedExchange = {
         method: requestMethod(input, init),
         sessionId: h.get('mcp-session-id') ?? undefined,

@@ -5,7 +5,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionScript } from '../fixtures/scenarios/scenarios.js';
+import { SessionScript, inc } from '../fixtures/scenarios/scenarios.js';
+import { ATTR_JSONRPC_REQUEST_ID, ATTR_REQUEST_OUTCOME, ATTR_SESSION_INCARNATION, SPAN_REQUEST_SETTLED } from '@forkwatch/instrumentation/semconv';
 import { StatelessCallScript } from '../fixtures/scenarios/stateless-calls.js';
 import { sessionKeyOf } from '../fixtures/scenarios/span-factory.js';
 import { harness } from './harness.js';
@@ -48,5 +49,33 @@ describe('a call the client saw fail, or its app cancelled, is never an orphan',
     h.ingest(c.spans);
     h.advance(40_000);
     assert.deepEqual(h.findings, []);
+  });
+
+  /**
+   * Server spans only (in-process server, stock client): call 1 is received and left unanswered,
+   * the client's `notifications/cancelled` for it reaches the server at `cancelAt` (the server's
+   * own settle, `cancelled`), the transport closes at 5000.
+   */
+  function serverOnlyCancel(cancelAt: number | undefined): ReturnType<typeof harness> {
+    const i = inc(`server-cancel-${cancelAt}`);
+    const s = new SessionScript({ key: sessionKeyOf(`server-cancel-${cancelAt}`) });
+    s.created(0, i, 'initialize');
+    s.received(100, '1', 'tools/call', i, { tool: 'slow', token: '1' });
+    if (cancelAt !== undefined)
+      s.server.push(s.f.span('server', SPAN_REQUEST_SETTLED, cancelAt, { [ATTR_JSONRPC_REQUEST_ID]: '1', [ATTR_REQUEST_OUTCOME]: 'cancelled', [ATTR_SESSION_INCARNATION]: i }));
+    s.ended(5000, i, 'transport_closed');
+    const h = harness();
+    h.ingest(s.server);
+    h.advance(10_000);
+    return h;
+  }
+
+  it('sessionful, server spans only: a call the client cancelled on the wire before the session ended is no orphan', () => {
+    assert.deepEqual(serverOnlyCancel(1200).findings, []);
+  });
+
+  it('sessionful, server spans only: without the cancel, or with it after the end, the end still orphans the call', () => {
+    assert.deepEqual(serverOnlyCancel(undefined).findings.map((f) => [f.kind, f.requestId]), [['orphaned_progress_token', '1']]);
+    assert.deepEqual(serverOnlyCancel(6000).findings.map((f) => [f.kind, f.requestId]), [['orphaned_progress_token', '1']]);
   });
 });

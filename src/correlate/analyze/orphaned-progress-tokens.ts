@@ -90,7 +90,10 @@ function orphanReasons(v: SessionView, r: RequestFact, forks: FindingDraft[]): A
   if (reqInc !== undefined) {
     // Only a request the server received can be pending in the incarnation that ended: one sent
     // to an already ended incarnation is refused at once (404), it does not hang.
-    const ended = r.received !== undefined ? endedFacts.find((e) => e.inc === reqInc) : undefined;
+    // Nor one whose client cancelled it on the wire before the end (the server's or the proxy's own
+    // settle, on the same clock as the end): it no longer waited, the end did not orphan it.
+    const cancelledAt = r.settled?.side === 'server' && r.settled.outcome === 'cancelled' ? r.settled.timeMs : Infinity;
+    const ended = r.received !== undefined ? endedFacts.find((e) => e.inc === reqInc && e.timeMs < cancelledAt) : undefined;
     const answered =
       ended !== undefined &&
       server.some((e) => e.inc === reqInc && (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId === r.requestId);

@@ -7,8 +7,10 @@ import {
   ATTR_PROGRESS_TOKEN,
   ATTR_SESSION_INCARNATION,
   ATTR_SESSION_INCARNATION_SOURCE,
+  ATTR_REQUEST_OUTCOME,
   HEADER_PROTOCOL_VERSION,
   SPAN_REQUEST_RECEIVED,
+  SPAN_REQUEST_SETTLED,
 } from '../semconv.js';
 import { DeferredRequests, epochNow } from '../common/deferred-requests.js';
 import type { JsonRpcInfo } from '../common/jsonrpc-info.js';
@@ -66,6 +68,36 @@ export class HeldRequests {
     if (held === undefined) return;
     state.unanswered.delete(id);
     this.deferred.delete(held);
+  }
+
+  /**
+   * The client cancelled request `id` on this session (`notifications/cancelled`, sessionful
+   * transports only): it no longer waits for the answer, so nothing that happens to the session
+   * afterwards can leave it hanging. Still held (cancelled within `requestSpanDelayMs`): dropped,
+   * no span, as a request answered in time. Its `request.received` already out: a server-side
+   * `forkwatch.request.settled` (outcome `cancelled`, stamped now) tells the detector when the
+   * client stopped waiting, so that the session's later end is not read as the request's orphaning.
+   */
+  cancelled(state: TransportState, id: string): void {
+    if (!this.emitters.of(state).enabled) return;
+    const held = state.unanswered.get(id);
+    if (held !== undefined) {
+      state.unanswered.delete(id);
+      this.deferred.delete(held);
+      return;
+    }
+    this.emitters.of(state).emit(
+      SPAN_REQUEST_SETTLED,
+      state.sessionId ?? state.transport.sessionId,
+      {
+        [ATTR_SESSION_INCARNATION]: state.incarnation || undefined,
+        [ATTR_SESSION_INCARNATION_SOURCE]: state.incarnation ? (state.link ? 'server' : 'observed') : undefined,
+        [ATTR_JSONRPC_REQUEST_ID]: id,
+        [ATTR_REQUEST_OUTCOME]: 'cancelled',
+      },
+      undefined,
+      epochNow(),
+    );
   }
 
   /**

@@ -37,6 +37,13 @@ import type { ServerInstrumentation, ServerInstrumentationOptions, SessionEndRea
 
 export { DEFAULT_MAX_TRACKED_SESSIONS } from './transport-registry.js';
 
+/** `params.requestId` of a `notifications/cancelled` (string form), or undefined. */
+function cancelledRequestId(message: unknown): string | undefined {
+  const params = (message as { params?: { requestId?: unknown } }).params;
+  const id = params !== null && typeof params === 'object' ? params.requestId : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+}
+
 /**
  * Creates the server instrumentation. Never throws; every hook it installs catches its own
  * errors and passes the host's calls through unchanged.
@@ -84,6 +91,9 @@ export function createServerInstrumentation(options: ServerInstrumentationOption
     if (info.kind === 'request') {
       held.received(state, info, extra);
       if (state.stateless !== undefined) statelessCalls.onRequest(state.stateless, message, extra);
+    } else if (info.method === 'notifications/cancelled' && state.stateless === undefined) {
+      const id = cancelledRequestId(message);
+      if (id !== undefined) held.cancelled(state, id);
     }
   };
 
