@@ -37,12 +37,7 @@ const CELLS: CorpusCell[] = [
  * (any seed, any noise copy): listed so this test still fails on any other. Remove an entry once
  * its fix is merged.
  */
-const V2_CUT_REAP = 'SDK 2.x instrumented client, cut-reap: false orphaned_progress_token (full run 2026-12-05, bench/corpus/README.md round 3); not yet fixed';
-const KNOWN: Record<string, string> = {
-  'live|sdk-2.x naive/instrumented cut-reap|false orphaned_progress_token': V2_CUT_REAP,
-  'offline|sdk-2.x naive/instrumented cut-reap|false orphaned_progress_token': V2_CUT_REAP,
-  'offline+noise|sdk-2.x naive/instrumented cut-reap|false orphaned_progress_token': V2_CUT_REAP,
-};
+const KNOWN: Record<string, string> = {};
 
 const keyOf = (m: Mismatch): string => `${m.mode}|${m.cell.replace(/ #\d+.*$/, '')}|${m.what} ${m.kind}`;
 
