@@ -1,0 +1,174 @@
+/**
+ * Conformance: the TypeScript and the Python instrumentation on the same scripted scenarios, their
+ * spans exported by the standard OTLP/HTTP exporters to a real sink (test/conformance/otlp-sink.ts),
+ * every span held to docs/telemetry.md (test/conformance/telemetry-schema.ts: names, required
+ * attributes, types, 256-char bounds, id shapes, the salt rule, trace context), then each language's
+ * exports replayed into a real detector (`forkwatch serve`, dist/) and the findings compared.
+ * Scenarios: `reap-rehydrate` (the seed's fork against a naive rehydrating server, stock client) and
+ * `no-fork` (TS: a healthy resume, partition shorter than the reap; Python: a healthy call).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { runSeedScenario } from '../../src/demo/seed-scenario.js';
+import type { SpanRecord } from '../../src/model/span-record.js';
+import { CLI, startDetector, type DetectorProcess } from '../e2e/helpers/detector.js';
+import { pythonVenv, PYTHON_REQUIREMENTS } from '../e2e/helpers/python-venv.js';
+import { OtlpSink, type ReceivedExport } from './otlp-sink.js';
+import { readSchema, REQUIRED, violations } from './telemetry-schema.js';
+
+const SALT = 'conformance-salt';
+const python = pythonVenv();
+const skip =
+  python === undefined
+    ? `no Python virtualenv with ${PYTHON_REQUIREMENTS} (.ci/run creates it; or set FORKWATCH_PYTHON_VENV)`
+    : !existsSync(CLI)
+      ? 'dist/ not built (npm run build)'
+      : false;
+const PY_SCRIPT = fileURLToPath(new URL('../fixtures/python/conformance_pair.py', import.meta.url));
+const PY_SRC = fileURLToPath(new URL('../../python/src', import.meta.url));
+
+type Scenario = 'reap-rehydrate' | 'no-fork';
+interface Run {
+  spans: SpanRecord[];
+  exports: ReceivedExport[];
+  rejected: number;
+}
+
+const sink = new OtlpSink();
+let sinkUrl = '';
+const detectors: DetectorProcess[] = [];
+const runs = new Map<string, Run>();
+
+before(async () => {
+  if (!skip) sinkUrl = await sink.start();
+});
+after(async () => {
+  await Promise.all(detectors.map((d) => d.kill()));
+  await sink.stop();
+});
+
+async function runTs(scenario: Scenario): Promise<Run> {
+  sink.reset();
+  const make = (name: string): BasicTracerProvider =>
+    new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': name }),
+      spanProcessors: [new BatchSpanProcessor(new ProtoExporter({ url: `${sinkUrl}/v1/traces` }), { scheduledDelayMillis: 100 })],
+    });
+  const p = { server: make('conformance-ts-server'), client: make('conformance-ts-client') };
+  try {
+    await runSeedScenario({ server: 'naive', client: 'stock', healthy: scenario === 'no-fork', salt: SALT, tracerProviders: p });
+  } finally {
+    await Promise.all([p.server.forceFlush(), p.client.forceFlush()]);
+    await Promise.all([p.server.shutdown(), p.client.shutdown()]);
+  }
+  return { spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected };
+}
+
+async function runPython(scenario: Scenario): Promise<Run> {
+  sink.reset();
+  const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+    const env = {
+      ...process.env,
+      PYTHONPATH: PY_SRC,
+      PYTHONDONTWRITEBYTECODE: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      FORKWATCH_SESSION_SALT: SALT,
+    };
+    const child = spawn(python!, [PY_SCRIPT, scenario === 'no-fork' ? 'healthy' : 'reap-rehydrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+  assert.equal(r.code, 0, r.out);
+  return { spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected };
+}
+
+/** Every departure from the doc in a run's spans, and spans the decoder rejected. */
+function checkRun(run: Run): string[] {
+  const schema = readSchema();
+  const out = run.spans.flatMap((s) => violations(s, schema, SALT));
+  if (run.rejected > 0) out.push(`${run.rejected} span(s) rejected by the OTLP decoder`);
+  return out;
+}
+
+/** Finding kinds the real detector reports for a run's exports replayed into it (polled until stable). */
+async function findingKinds(run: Run): Promise<string[]> {
+  // A short decision window: the replay is complete at once, nothing more is coming.
+  const d = await startDetector({ args: ['--decision-window-ms', '1000', '--tick-interval-ms', '200'] });
+  detectors.push(d);
+  for (const e of run.exports) {
+    const res = await fetch(`${d.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': e.contentType }, body: e.body });
+    assert.equal(res.status, 200, await res.text());
+  }
+  let last = '';
+  let stableSince = Date.now();
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const items = ((await (await fetch(`${d.httpUrl}/api/v1/findings?limit=1000`)).json()) as { items: Array<{ kind: string }> }).items;
+    const kinds = [...new Set(items.map((f) => f.kind))].sort();
+    const now = JSON.stringify(kinds);
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= 3000 || Date.now() > deadline) {
+      await d.kill();
+      return kinds;
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+for (const scenario of ['reap-rehydrate', 'no-fork'] as const) {
+  for (const lang of ['ts', 'python'] as const) {
+    test(`conformance ${lang} ${scenario}: every span holds to docs/telemetry.md`, { skip, timeout: 90_000 }, async (t) => {
+      const run = lang === 'ts' ? await runTs(scenario) : await runPython(scenario);
+      runs.set(`${lang}:${scenario}`, run);
+      const names = [...new Set(run.spans.map((s) => s.name))].sort();
+      t.diagnostic(`${run.spans.length} spans: ${names.join(', ')}`);
+      assert.ok(run.spans.length > 0);
+      assert.deepEqual(checkRun(run), []);
+    });
+  }
+  test(`conformance ${scenario}: the detector's findings are the same for TypeScript and Python`, { skip, timeout: 90_000 }, async (t) => {
+    const ts = runs.get(`ts:${scenario}`);
+    const py = runs.get(`python:${scenario}`);
+    assert.ok(ts && py, 'both runs recorded');
+    const [tsKinds, pyKinds] = [await findingKinds(ts), await findingKinds(py)];
+    t.diagnostic(`ts: [${tsKinds.join(', ')}] python: [${pyKinds.join(', ')}]`);
+    assert.deepEqual(pyKinds, tsKinds);
+    if (scenario === 'reap-rehydrate') assert.ok(tsKinds.includes('minted_on_resume'), JSON.stringify(tsKinds));
+    else assert.deepEqual(tsKinds, []);
+  });
+}
+
+test('the checker fails a span missing a required attribute, and one outside the doc', { skip }, () => {
+  const run = runs.get('python:reap-rehydrate');
+  assert.ok(run);
+  const schema = readSchema();
+  for (const [name, required] of Object.entries(REQUIRED)) {
+    if (name === '*') continue;
+    const span = run.spans.find((s) => s.name === name);
+    if (!span) continue;
+    for (const attr of required) {
+      if (!(attr in span.attributes)) continue;
+      const dropped = { ...span, attributes: { ...span.attributes } };
+      delete dropped.attributes[attr];
+      assert.ok(violations(dropped, schema, SALT).some((v) => v.includes(`required ${attr} missing`)), `${name} without ${attr}`);
+    }
+  }
+  const any = run.spans[0]!;
+  assert.ok(violations({ ...any, name: 'forkwatch.nonsense' }, schema, SALT).length > 0);
+  assert.ok(violations({ ...any, attributes: { ...any.attributes, 'forkwatch.session.key': 'x'.repeat(32) } }, schema, SALT).length > 0);
+});
