@@ -15,7 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { createServerInstrumentation } from '@forkwatch/instrumentation/server';
+import { startNaiveServer } from '../../src/demo/naive-server.js';
 import { runSeedScenario } from '../../src/demo/seed-scenario.js';
+import { startExternalServer } from '../e2e/helpers/external-server.js';
+import { reservePort } from '../e2e/helpers/reserve-port.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { CLI, startDetector, type DetectorProcess } from '../e2e/helpers/detector.js';
 import { pythonVenv, PYTHON_REQUIREMENTS } from '../e2e/helpers/python-venv.js';
@@ -32,6 +36,7 @@ const skip =
       : false;
 const PY_SCRIPT = fileURLToPath(new URL('../fixtures/python/conformance_pair.py', import.meta.url));
 const PY_SRC = fileURLToPath(new URL('../../python/src', import.meta.url));
+const PY_SERVER = fileURLToPath(new URL('../fixtures/python/seed_server.py', import.meta.url));
 
 type Scenario = 'reap-rehydrate' | 'no-fork';
 interface Run {
@@ -53,7 +58,12 @@ after(async () => {
   await sink.stop();
 });
 
-async function runTs(scenario: Scenario): Promise<Run> {
+function pyEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONPATH: PY_SRC, PYTHONDONTWRITEBYTECODE: '1', OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_BSP_SCHEDULE_DELAY: '100', FORKWATCH_SESSION_SALT: SALT };
+}
+
+/** The TypeScript client (runSeedScenario's stock SDK client, instrumented) against a TS or, mixed, a Python server. */
+async function runTs(scenario: Scenario, pythonServer = false): Promise<Run> {
   sink.reset();
   const make = (name: string): BasicTracerProvider =>
     new BasicTracerProvider({
@@ -62,7 +72,23 @@ async function runTs(scenario: Scenario): Promise<Run> {
     });
   const p = { server: make('conformance-ts-server'), client: make('conformance-ts-client') };
   try {
-    await runSeedScenario({ server: 'naive', client: 'stock', healthy: scenario === 'no-fork', salt: SALT, tracerProviders: p });
+    await runSeedScenario({
+      server: 'naive',
+      client: 'stock',
+      healthy: scenario === 'no-fork',
+      salt: SALT,
+      tracerProviders: pythonServer ? { client: p.client } : p,
+      ...(pythonServer
+        ? {
+            startServer: async (t: { reapAfterMs: number; steps: number; stepMs: number }) =>
+              startExternalServer(
+                python!,
+                [PY_SERVER, '--port', String(await reservePort()), '--idle-timeout-s', String(t.reapAfterMs / 1000), '--steps', String(t.steps), '--step-ms', String(t.stepMs), '--naive', '--instrument'],
+                { env: pyEnv() },
+              ),
+          }
+        : {}),
+    });
   } finally {
     await Promise.all([p.server.forceFlush(), p.client.forceFlush()]);
     await Promise.all([p.server.shutdown(), p.client.shutdown()]);
@@ -70,18 +96,21 @@ async function runTs(scenario: Scenario): Promise<Run> {
   return { spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected };
 }
 
-async function runPython(scenario: Scenario): Promise<Run> {
+/** The Python client (conformance_pair.py) against its own Python server or, mixed, the TS naive server. */
+async function runPython(scenario: Scenario, tsServer = false): Promise<Run> {
   sink.reset();
+  let external: { url: string; close(): Promise<void> } | undefined;
+  let provider: BasicTracerProvider | undefined;
+  if (tsServer) {
+    provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'conformance-ts-server' }),
+      spanProcessors: [new BatchSpanProcessor(new ProtoExporter({ url: `${sinkUrl}/v1/traces` }), { scheduledDelayMillis: 100 })],
+    });
+    external = await startNaiveServer({ reapAfterMs: 300, steps: 5, stepMs: 150, instrumentation: createServerInstrumentation({ tracerProvider: provider, salt: SALT }) });
+  }
   const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const env = {
-      ...process.env,
-      PYTHONPATH: PY_SRC,
-      PYTHONDONTWRITEBYTECODE: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      FORKWATCH_SESSION_SALT: SALT,
-    };
-    const child = spawn(python!, [PY_SCRIPT, scenario === 'no-fork' ? 'healthy' : 'reap-rehydrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [PY_SCRIPT, scenario === 'no-fork' ? 'healthy' : 'reap-rehydrate', ...(external ? [external.url] : [])];
+    const child = spawn(python!, args, { env: pyEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -91,6 +120,11 @@ async function runPython(scenario: Scenario): Promise<Run> {
       resolve({ code, out });
     });
   });
+  if (external) await external.close();
+  if (provider) {
+    await provider.forceFlush();
+    await provider.shutdown();
+  }
   assert.equal(r.code, 0, r.out);
   return { spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected };
 }
@@ -150,6 +184,23 @@ for (const scenario of ['reap-rehydrate', 'no-fork'] as const) {
     assert.deepEqual(pyKinds, tsKinds);
     if (scenario === 'reap-rehydrate') assert.ok(tsKinds.includes('minted_on_resume'), JSON.stringify(tsKinds));
     else assert.deepEqual(tsKinds, []);
+  });
+}
+
+// Mixed pairs on the seed's fork: each side's spans held to the doc, and the detector's findings
+// the same as for the TypeScript pair.
+for (const mixed of ['ts-client+python-server', 'python-client+ts-server'] as const) {
+  test(`conformance mixed ${mixed} reap-rehydrate: spans hold to the doc, findings as the TypeScript pair's`, { skip, timeout: 120_000 }, async (t) => {
+    const run = mixed === 'ts-client+python-server' ? await runTs('reap-rehydrate', true) : await runPython('reap-rehydrate', true);
+    const sides = [...new Set(run.spans.map((s) => `${s.service}/${String(s.attributes['forkwatch.side'])}`))].sort();
+    t.diagnostic(`${run.spans.length} spans from ${sides.join(', ')}`);
+    assert.equal(sides.length, 2, sides.join(', '));
+    assert.deepEqual(checkRun(run), []);
+    const tsPair = runs.get('ts:reap-rehydrate');
+    assert.ok(tsPair, 'the TypeScript pair ran');
+    const [mixedKinds, tsKinds] = [await findingKinds(run), await findingKinds(tsPair)];
+    t.diagnostic(`${mixed}: [${mixedKinds.join(', ')}] ts pair: [${tsKinds.join(', ')}]`);
+    assert.deepEqual(mixedKinds, tsKinds);
   });
 }
 
