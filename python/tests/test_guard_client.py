@@ -10,6 +10,7 @@ import pytest
 
 from apps import naive_app, seed_server, sound_app
 from faults import PartitionTransport
+from forkwatch_instrumentation.client import ClientInstrumentation
 from forkwatch_instrumentation.guard import ClientGuard, ForkGuard, SessionForkError, connect_guarded
 
 SALT = "test-salt"
@@ -92,3 +93,20 @@ def test_fork_guard_sequence_checks():
         g2.resume("0123456789abcdef-3", "other", None)
     assert info.value.kind == "session_id_changed"
     _ = httpx2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("make_app", "outcome"), [(naive_app, "failed_fork"), (sound_app, "failed_session_lost")])
+async def test_instrumented_guarded_call_is_settled_by_the_guard_not_as_a_server_error(spans, serve, make_app, outcome):
+    app, _ = make_app(seed_server(steps=5, step_ms=150), idle_timeout_s=0.3)
+    url = serve(app).url
+    guard = ClientGuard(tracer_provider=spans.provider, salt=SALT)
+    ci = ClientInstrumentation(tracer_provider=spans.provider, salt=SALT, request_span_delay_ms=0)
+    cut = PartitionTransport(b"tools/call", after_events=2)
+    with pytest.raises(SessionForkError), anyio.fail_after(30):
+        async with connect_guarded(url, guard=guard, instrumentation=ci, transport=cut) as client:
+            await client.call_tool(
+                "slow_report", {"topic": "x"}, read_timeout_seconds=60, progress_callback=_on_progress
+            )
+    settled = [s for s in spans.attrs("forkwatch.request.settled", "client") if s["mcp.method.name"] == "tools/call"]
+    assert [s["forkwatch.request.outcome"] for s in settled] == [outcome]

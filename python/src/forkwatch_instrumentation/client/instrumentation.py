@@ -21,6 +21,7 @@ from forkwatch_instrumentation.client.state import (
 from forkwatch_instrumentation.digests import cut
 from forkwatch_instrumentation.emitter import SpanEmitter, env_bool, env_int, whole
 from forkwatch_instrumentation.event_ring import EventRings
+from forkwatch_instrumentation.guard.session_fork_error import FORK_ERROR_CODE
 from forkwatch_instrumentation.jsonrpc import MessageInfo
 from forkwatch_instrumentation.semconv import (
     ATTR_GEN_AI_TOOL_NAME,
@@ -298,7 +299,7 @@ class ClientInstrumentation(SseEventFacts):
             rid = str(msg["id"])
             key = next((k for k in self._pending if k[1] == rid), None)
             if key is not None:
-                self.settle(key, "error" if "error" in msg else "answered")
+                self.settle(key, _outcome_of(msg))
         elif msg.get("method") == "notifications/progress":
             params = msg.get("params")
             token = params.get("progressToken") if isinstance(params, dict) else None
@@ -312,3 +313,14 @@ class ClientInstrumentation(SseEventFacts):
             return
         for rid in ex.request_ids:
             self.settle((ex.presented_sid, rid), "stream_broken")
+
+
+def _outcome_of(msg: dict[str, Any]) -> str:
+    """`forkwatch.request.outcome` of an answer; a client guard's failure (code -32003, `data.kind`)
+    is `failed_session_lost` (the server lost the session) or `failed_fork`, never a server `error`."""
+    if "error" not in msg:
+        return "answered"
+    err = msg["error"]
+    if isinstance(err, dict) and err.get("code") == FORK_ERROR_CODE and isinstance(err.get("data"), dict):
+        return "failed_session_lost" if err["data"].get("kind") == "session_not_found" else "failed_fork"
+    return "error"
