@@ -6,7 +6,7 @@
  * exports replayed into a real detector (`forkwatch serve`, dist/) and the findings compared.
  * Scenarios: `reap-rehydrate` (the seed's fork against a naive rehydrating server, stock client),
  * `reap-404` (the same script against a server that answers the reaped session's resume 404, as the
- * SDKs do) and `no-fork` (TS: a healthy resume, partition shorter than the reap; Python: a healthy call).
+ * SDKs do) and `no-fork` (a healthy resume: the partition shorter than the reap).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -114,7 +114,7 @@ async function runPython(scenario: Scenario, tsServer = false): Promise<Run> {
     external = await startNaiveServer({ reapAfterMs: 300, steps: 5, stepMs: 150, instrumentation: createServerInstrumentation({ tracerProvider: provider, salt: SALT }) });
   }
   const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const args = [PY_SCRIPT, scenario === 'no-fork' ? 'healthy' : scenario, ...(external ? [external.url] : [])];
+    const args = [PY_SCRIPT, scenario === 'no-fork' ? 'healthy-resume' : scenario, ...(external ? [external.url] : [])];
     const child = spawn(python!, args, { env: pyEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
