@@ -45,3 +45,18 @@ def naive_app(server: MCPServer, idle_timeout_s: float = 30.0) -> tuple[Any, Any
     )
     app = Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda _: manager.run())
     return app, manager
+
+
+def guarded_app(server: MCPServer, idle_timeout_s: float = 30.0, **guard_opts: Any) -> tuple[Any, Any]:
+    """The guarded server side: GuardedSessionManager (404 unknown, 409 log gap, incarnations)."""
+    from forkwatch_instrumentation.guard import GuardedSessionManager
+
+    server.streamable_http_app()
+    manager = GuardedSessionManager(
+        server.session_manager.app,
+        session_idle_timeout=idle_timeout_s,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        **guard_opts,
+    )
+    app = Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda _: manager.run())
+    return app, manager

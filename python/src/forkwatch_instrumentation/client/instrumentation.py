@@ -11,24 +11,22 @@ import httpx2
 from opentelemetry.trace import TracerProvider
 
 from forkwatch_instrumentation.client.read_tap import ObservedReadStream
+from forkwatch_instrumentation.client.sse_events import SseEventFacts
 from forkwatch_instrumentation.client.state import (
     AwaitingDelivery,
     ClientSessionState,
     SentRequest,
     fingerprint,
-    fingerprint_of_data,
 )
-from forkwatch_instrumentation.digests import cut, parse_event_id, payload_digest
-from forkwatch_instrumentation.emitter import SpanEmitter, env_bool, env_int, logger, whole
-from forkwatch_instrumentation.event_ring import BufferedEvent, EventRings
-from forkwatch_instrumentation.jsonrpc import MessageInfo, parse_messages
+from forkwatch_instrumentation.digests import cut
+from forkwatch_instrumentation.emitter import SpanEmitter, env_bool, env_int, whole
+from forkwatch_instrumentation.event_ring import EventRings
+from forkwatch_instrumentation.guard.session_fork_error import FORK_ERROR_CODE
+from forkwatch_instrumentation.jsonrpc import MessageInfo
 from forkwatch_instrumentation.semconv import (
-    ATTR_CLIENT_DELIVERY,
-    ATTR_CLIENT_SEEN_BEFORE,
     ATTR_GEN_AI_TOOL_NAME,
     ATTR_HTTP_REQUEST_METHOD,
     ATTR_HTTP_RESPONSE_STATUS_CODE,
-    ATTR_JSONRPC_KIND,
     ATTR_JSONRPC_REQUEST_ID,
     ATTR_MCP_METHOD_NAME,
     ATTR_PROGRESS_TOKEN,
@@ -40,17 +38,10 @@ from forkwatch_instrumentation.semconv import (
     ATTR_RESUME_OUTCOME,
     ATTR_RESUME_PREVIOUS_INCARNATION,
     ATTR_SESSION_INCARNATION,
-    ATTR_SSE_EVENT_ID,
-    ATTR_SSE_EVENT_SEQ,
-    ATTR_SSE_EVENT_SEQ_SOURCE,
-    ATTR_SSE_PAYLOAD_BYTES,
-    ATTR_SSE_PAYLOAD_DIGEST,
-    ATTR_SSE_STREAM_ID,
     META_INCARNATION,
     SPAN_REQUEST_SENT,
     SPAN_REQUEST_SETTLED,
     SPAN_RESUME,
-    SPAN_SSE_EVENT,
 )
 from forkwatch_instrumentation.server.instrumentation import resume_outcome
 
@@ -58,7 +49,7 @@ if TYPE_CHECKING:
     from forkwatch_instrumentation.client.http_tap import _ClientExchange
 
 
-class ClientInstrumentation:
+class ClientInstrumentation(SseEventFacts):
     """Observes a Streamable HTTP client: `wrap_transport()` taps the wire (events, resumes, requests
     written), `attach(read_stream)` taps what reaches the SDK's `ClientSession` (delivery, settlement).
 
@@ -294,62 +285,6 @@ class ClientInstrumentation:
         if isinstance(inc, str) and ex.session_id is not None:
             self.session(ex.session_id).incarnation = inc[:64]
 
-    def event_received(self, ex: _ClientExchange, event_id: str | None, data: str) -> None:
-        sid = ex.session_id
-        if data and (not self.attached or event_id is None):
-            for m in parse_messages(data):
-                if m.kind in ("response", "error") and m.id is not None and not self.attached:
-                    self.settle((ex.presented_sid, m.id), "error" if m.kind == "error" else "answered")
-        if data and ex.presented_sid is None:
-            try:
-                import json
-
-                v = json.loads(data)
-                if isinstance(v, dict):
-                    self._note_incarnation(ex, v)
-            except ValueError:
-                pass
-        if event_id is None or sid is None:
-            return
-        s = self.session(sid)
-        seen_before = event_id in s.seen
-        s.seen[event_id] = ex.stream_name
-        s.seen.move_to_end(event_id)
-        if len(s.seen) > self.max_seen:
-            s.seen.popitem(last=False)
-        parsed = parse_event_id(event_id)
-        extra: dict[str, Any] = {ATTR_SSE_STREAM_ID: cut(ex.stream_name), ATTR_CLIENT_SEEN_BEFORE: seen_before}
-        if parsed.seq is not None:
-            extra[ATTR_SSE_EVENT_SEQ] = parsed.seq
-            extra[ATTR_SSE_EVENT_SEQ_SOURCE] = parsed.source
-        now = time.time_ns()
-        if (s.live or self.request_span_delay_ms == 0) and self.attached and data:
-            a = AwaitingDelivery(sid, fingerprint_of_data(data), now, event_id, data, extra, None)
-            self._awaiting.append(a)
-            try:
-                a.timer = asyncio.get_running_loop().call_later(
-                    self.delivery_timeout_ms / 1000, self._decide, a, "dropped"
-                )
-            except RuntimeError:
-                self._decide(a, None)
-            return
-        ev = BufferedEvent(now, event_id, data, None, extra)
-        if s.live or self.request_span_delay_ms == 0:
-            self._emit_event(sid, ev, None)
-        else:
-            self.rings.add(sid, ev)
-
-    def _decide(self, a: AwaitingDelivery, delivery: str | None) -> None:
-        try:
-            if a not in self._awaiting:
-                return
-            self._awaiting.remove(a)
-            if a.timer is not None:
-                a.timer.cancel()
-            self._emit_event(a.session_id, BufferedEvent(a.time_ns, a.event_id, a.data, None, a.extra), delivery)
-        except Exception:
-            logger.debug("forkwatch: event not emitted", exc_info=True)
-
     def delivered(self, msg: Any) -> None:
         """A message reached the SDK (from the attached read stream)."""
         fp = fingerprint(msg)
@@ -364,7 +299,7 @@ class ClientInstrumentation:
             rid = str(msg["id"])
             key = next((k for k in self._pending if k[1] == rid), None)
             if key is not None:
-                self.settle(key, "error" if "error" in msg else "answered")
+                self.settle(key, _outcome_of(msg))
         elif msg.get("method") == "notifications/progress":
             params = msg.get("params")
             token = params.get("progressToken") if isinstance(params, dict) else None
@@ -379,24 +314,13 @@ class ClientInstrumentation:
         for rid in ex.request_ids:
             self.settle((ex.presented_sid, rid), "stream_broken")
 
-    def _emit_event(self, sid: str, ev: BufferedEvent, delivery: str | None) -> None:
-        a = self._common(sid)
-        a[ATTR_SSE_EVENT_ID] = cut(ev.event_id)
-        a.update(ev.extra)
-        a[ATTR_SSE_PAYLOAD_DIGEST] = payload_digest(ev.data)
-        a[ATTR_SSE_PAYLOAD_BYTES] = len(ev.data.encode("utf-8", "surrogatepass"))
-        msgs = parse_messages(ev.data)
-        m = msgs[0] if msgs else None
-        a[ATTR_JSONRPC_KIND] = m.kind if m is not None else "none"
-        if m is not None:
-            if m.id is not None:
-                a[ATTR_JSONRPC_REQUEST_ID] = m.id
-            if m.method is not None:
-                a[ATTR_MCP_METHOD_NAME] = m.method
-            if m.progress_token is not None and m.method == "notifications/progress":
-                a[ATTR_PROGRESS_TOKEN] = m.progress_token
-        if not ev.data:
-            a[ATTR_CLIENT_DELIVERY] = "no_payload"
-        elif delivery is not None:
-            a[ATTR_CLIENT_DELIVERY] = delivery
-        self.emitter.emit(SPAN_SSE_EVENT, a, start_ns=ev.time_ns, end_ns=ev.time_ns)
+
+def _outcome_of(msg: dict[str, Any]) -> str:
+    """`forkwatch.request.outcome` of an answer; a client guard's failure (code -32003, `data.kind`)
+    is `failed_session_lost` (the server lost the session) or `failed_fork`, never a server `error`."""
+    if "error" not in msg:
+        return "answered"
+    err = msg["error"]
+    if isinstance(err, dict) and err.get("code") == FORK_ERROR_CODE and isinstance(err.get("data"), dict):
+        return "failed_session_lost" if err["data"].get("kind") == "session_not_found" else "failed_fork"
+    return "error"

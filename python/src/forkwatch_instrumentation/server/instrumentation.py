@@ -12,37 +12,25 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.trace import TracerProvider
 
-from forkwatch_instrumentation.digests import cut, parse_event_id, payload_digest
+from forkwatch_instrumentation.digests import cut
 from forkwatch_instrumentation.emitter import SpanEmitter, env_bool, env_int, logger, whole
-from forkwatch_instrumentation.event_ring import BufferedEvent, EventRings
-from forkwatch_instrumentation.jsonrpc import parse_messages
+from forkwatch_instrumentation.event_ring import EventRings
 from forkwatch_instrumentation.semconv import (
     ATTR_HTTP_REQUEST_METHOD,
     ATTR_HTTP_RESPONSE_STATUS_CODE,
-    ATTR_JSONRPC_KIND,
-    ATTR_JSONRPC_REQUEST_ID,
-    ATTR_MCP_METHOD_NAME,
-    ATTR_PROGRESS_TOKEN,
     ATTR_RESUME_LAST_EVENT_FOUND,
     ATTR_RESUME_LAST_EVENT_ID,
     ATTR_RESUME_OUTCOME,
     ATTR_SESSION_CLIENT_SUPPLIED_ID,
     ATTR_SESSION_CREATED_BY,
     ATTR_SESSION_END_REASON,
-    ATTR_SSE_EVENT_ID,
-    ATTR_SSE_EVENT_SEQ,
-    ATTR_SSE_EVENT_SEQ_SOURCE,
-    ATTR_SSE_PAYLOAD_BYTES,
-    ATTR_SSE_PAYLOAD_DIGEST,
-    ATTR_SSE_REPLAYED,
-    ATTR_SSE_STREAM_ID,
     SPAN_REQUEST_RECEIVED,
     SPAN_RESUME,
     SPAN_SESSION_CREATED,
     SPAN_SESSION_ENDED,
-    SPAN_SSE_EVENT,
 )
 from forkwatch_instrumentation.server.exchange import Exchange, header, trace_context
+from forkwatch_instrumentation.server.sse_events import SseEventFacts
 from forkwatch_instrumentation.server.state import Incarnation, PendingRequest
 from forkwatch_instrumentation.server.wrappers import ObservedEventStore, ObservedTransports
 
@@ -63,7 +51,7 @@ def resume_outcome(status: int, created_here: bool) -> str:
     return "rejected_other"
 
 
-class ServerInstrumentation:
+class ServerInstrumentation(SseEventFacts):
     """Observes `StreamableHTTPSessionManager`s and their transports; never changes what they answer.
 
     Args (every bound a whole number; a bad value falls back to its default with a warning):
@@ -344,53 +332,6 @@ class ServerInstrumentation:
         a = self.emitter.common(inc.session_id, inc.id, inc.source, pv)
         a.update(attrs)
         self.emitter.emit(SPAN_REQUEST_RECEIVED, a, start_ns=t, end_ns=t, context=ctx)
-
-    def event_sent(self, inc: Incarnation, ex: Exchange, event_id: str, data: str) -> None:
-        replayed = event_id in inc.seen
-        parsed = parse_event_id(event_id)
-        if parsed.seq is not None:
-            seq, source = parsed.seq, parsed.source
-        else:
-            first = inc.seen.get(event_id)
-            if first is None:
-                first = inc.next_seq
-                inc.next_seq += 1
-            seq, source = first, "observed"
-        if not replayed:
-            inc.remember(inc.seen, event_id, seq, self.max_tracked_event_ids)
-        extra: dict[str, Any] = {
-            ATTR_SSE_EVENT_SEQ: seq,
-            ATTR_SSE_EVENT_SEQ_SOURCE: source,
-            ATTR_SSE_REPLAYED: replayed,
-        }
-        stream = inc.stored.get(event_id)
-        if stream is not None:
-            extra[ATTR_SSE_STREAM_ID] = cut(stream)
-        ev = BufferedEvent(time.time_ns(), event_id, data, ex.context, extra)
-        if inc.live or self.request_span_delay_ms == 0:
-            self._emit_event(inc, ev)
-        else:
-            self.rings.add(inc, ev)
-
-    def _emit_event(self, inc: Incarnation, ev: BufferedEvent) -> None:
-        a = self.emitter.common(inc.session_id, inc.id, inc.source, inc.protocol_version)
-        a[ATTR_SSE_EVENT_ID] = cut(ev.event_id)
-        a.update(ev.extra)
-        a[ATTR_SSE_PAYLOAD_DIGEST] = payload_digest(ev.data)
-        a[ATTR_SSE_PAYLOAD_BYTES] = len(ev.data.encode("utf-8", "surrogatepass"))
-        msgs = parse_messages(ev.data)
-        if msgs:
-            m = msgs[0]
-            a[ATTR_JSONRPC_KIND] = m.kind
-            if m.id is not None:
-                a[ATTR_JSONRPC_REQUEST_ID] = m.id
-            if m.method is not None:
-                a[ATTR_MCP_METHOD_NAME] = m.method
-            if m.progress_token is not None and m.method == "notifications/progress":
-                a[ATTR_PROGRESS_TOKEN] = m.progress_token
-        else:
-            a[ATTR_JSONRPC_KIND] = "none"
-        self.emitter.emit(SPAN_SSE_EVENT, a, start_ns=ev.time_ns, end_ns=ev.time_ns, context=ev.context)
 
     def _moment(self, session_id: str, serving: Incarnation | None) -> None:
         """Emit the buffered events of every incarnation of `session_id` that did not end by DELETE."""
