@@ -25,9 +25,9 @@ export {
   digestInto,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
+  JSONRPC_SESSION_NOT_FOUND,
 } from '@forkwatch/instrumentation/wire';
 export type { SseEvent, JsonRpcInfo, ResumeOutcome } from '@forkwatch/instrumentation/wire';
-export { JSONRPC_SESSION_NOT_FOUND } from '@forkwatch/instrumentation/server';
 export {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_HTTP_REQUEST_METHOD,

@@ -19,6 +19,8 @@ export type { DeferredRequest } from './common/deferred-requests.js';
 export { resumeOutcome } from './server/resume-outcome.js';
 export type { ResumeOutcome } from './server/resume-outcome.js';
 export { writeJsonRpcError } from './server/write-jsonrpc-error.js';
+// Also here so the proxy need not load the server entry point (the SDK glue) for one number.
+export { JSONRPC_SESSION_NOT_FOUND } from './server/session-guard-core.js';
 export { DEFAULT_MAX_TRACKED_EVENT_IDS } from './server/event-id-tracker.js';
 export {
   EventRing,
