@@ -111,6 +111,12 @@ export async function benchSidecar(): Promise<SidecarResult> {
       await startProcess('forkwatch', fwArgs, PROXY_LINE),
       await startProcess('forkwatch --guard', [...fwArgs, '--guard'], PROXY_LINE),
     ];
+    // SIDECAR_COMPARE_CLI: another build's bin.js (say, the last release's dist/cli/bin.js), and/or
+    // SIDECAR_COMPARE_NODE_ARGS: node flags (space-separated), run as a fourth variant without
+    // --guard: a before/after in one run.
+    const other = process.env.SIDECAR_COMPARE_CLI;
+    const otherArgs = process.env.SIDECAR_COMPARE_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
+    if (other || otherArgs.length > 0) proxies.push(await startProcess('compare', [...prof, ...otherArgs, other ?? cli, ...fwArgs.slice(prof.length + 1)], PROXY_LINE));
     started.push(...proxies);
     // Idle: listening, nothing served yet, its start-up garbage given a moment to be collected.
     await new Promise((r) => setTimeout(r, 2000));
