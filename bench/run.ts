@@ -12,6 +12,7 @@ import { benchWire } from './wire.js';
 import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
+import { printSidecar } from './sidecar.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
@@ -134,6 +135,8 @@ async function main(): Promise<void> {
 
   // Opt-in: it starts servers and proxies of its own.
   if (only.includes('proxy')) await printProxy((line) => console.log(line));
+  // Opt-in: the proxy as deployed, its own process's CPU and memory (issue 28's goals).
+  if (only.includes('sidecar')) await printSidecar((line) => console.log(line));
 
   if (want('decode')) {
     console.log('\n# OTLP decode alone');

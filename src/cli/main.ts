@@ -1,9 +1,5 @@
 import { ForkwatchError } from '../errors.js';
 import { describeSettings } from '../config/load-config.js';
-import { runServe } from './serve.js';
-import { runDemo } from './demo.js';
-import { runAnalyze } from './analyze.js';
-import { PROXY_USAGE, runProxy } from './proxy.js';
 
 import { createRequire } from 'node:module';
 
@@ -57,17 +53,21 @@ export async function main(argv: string[]): Promise<number> {
           process.stdout.write(`${SERVE_USAGE}\n`);
           return 0;
         }
-        return await runServe(rest, process.env);
+        // Each command loads its own modules: a `forkwatch proxy` sidecar never holds the
+        // detector's (fastify, SQLite, the engine) in memory, nor pays for compiling them.
+        return await (await import('./serve.js')).runServe(rest, process.env);
       case 'demo':
-        return await runDemo(rest);
+        return await (await import('./demo.js')).runDemo(rest);
       case 'analyze':
-        return await runAnalyze(rest);
-      case 'proxy':
+        return await (await import('./analyze.js')).runAnalyze(rest);
+      case 'proxy': {
+        const { PROXY_USAGE, runProxy } = await import('./proxy.js');
         if (rest.includes('--help') || rest.includes('-h')) {
           process.stdout.write(`${PROXY_USAGE}\n`);
           return 0;
         }
         return await runProxy(rest, process.env);
+      }
       default:
         process.stderr.write(`forkwatch: unknown command ${JSON.stringify(command)} (try forkwatch --help)\n`);
         return 2;

@@ -1,6 +1,4 @@
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { createError } from '../errors.js';
 import {
@@ -137,13 +135,14 @@ export function parseProxyFlags(argv: string[]): ProxyFlags {
   return flags;
 }
 
-function exporterFor(endpoint: string | undefined, env: NodeJS.ProcessEnv): SpanExporter | undefined {
+async function exporterFor(endpoint: string | undefined, env: NodeJS.ProcessEnv): Promise<SpanExporter | undefined> {
+  if (endpoint === undefined && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT && !env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-  const Exporter = protocol === 'http/json' ? JsonExporter : ProtoExporter;
+  // Only the exporter in use is loaded: the sidecar's idle memory is part of what it costs.
+  const { OTLPTraceExporter: Exporter } = protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
   if (endpoint !== undefined) return new Exporter({ url: `${endpoint}/v1/traces` });
   // The exporters read the standard variables themselves (endpoint, headers, timeout).
-  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT) return new Exporter();
-  return undefined;
+  return new Exporter();
 }
 
 /** `forkwatch proxy`: runs until SIGTERM/SIGINT, then closes and flushes; resolves 0. */
@@ -151,7 +150,7 @@ export async function runProxy(argv: string[], env: NodeJS.ProcessEnv): Promise<
   const flags = parseProxyFlags(argv);
   // Bad values exit 2 before anything else is said or started.
   resolveProxyOptions(flags.options);
-  const exporter = exporterFor(flags.otlpEndpoint, env);
+  const exporter = await exporterFor(flags.otlpEndpoint, env);
   const serviceName = flags.serviceName ?? env.OTEL_SERVICE_NAME ?? DEFAULT_PROXY_SERVICE_NAME;
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),

@@ -11,6 +11,7 @@ export {
   newIncarnation,
   parseEventId,
   describeText,
+  DEFAULT_MAX_PARSE_CHARS,
   argsDigest,
   DeferredRequests,
   DEFAULT_REQUEST_SPAN_DELAY_MS,
@@ -25,9 +26,11 @@ export {
   digestInto,
   DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION,
   DEFAULT_MAX_BUFFERED_EVENTS,
+  JSONRPC_SESSION_NOT_FOUND,
+  MessageScanner,
+  DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
 } from '@forkwatch/instrumentation/wire';
-export type { SseEvent, JsonRpcInfo, ResumeOutcome } from '@forkwatch/instrumentation/wire';
-export { JSONRPC_SESSION_NOT_FOUND } from '@forkwatch/instrumentation/server';
+export type { SseEvent, JsonRpcInfo, ResumeOutcome, ScannedMessage } from '@forkwatch/instrumentation/wire';
 export {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_HTTP_REQUEST_METHOD,

@@ -1,4 +1,4 @@
-import { digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
+import { DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
 import type { LoggedEvent } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
@@ -37,10 +37,10 @@ export class EventHistory {
 
   constructor(
     private readonly spans: WireSpans,
-    limits: { perSession: number; maxEvents: number },
+    limits: { perSession: number; maxEvents: number; maxTextChars?: number },
     private readonly immediate: boolean,
   ) {
-    this.store = new EventRingStore(limits.perSession, limits.maxEvents);
+    this.store = new EventRingStore(limits.perSession, limits.maxEvents, limits.maxTextChars ?? DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS);
   }
 
   /** Events waiting across all sessions. */
@@ -73,9 +73,11 @@ export class EventHistory {
     slot.flag = replayed;
     slot.at = at;
     slot.origin = origin;
-    // The ring keeps nothing of the event's text (event-ring.ts): its description (already parsed
-    // for the answers) and its digest are taken now.
+    // Its description (already read for the answers) is taken now; its digest (SHA-256) only if a
+    // moment emits the slot, while the store's text budget lasts (most slots are reused unread,
+    // and the digest was the largest per-event cost left), as the instrumentation's rings do.
     setInfo(slot, info);
+    if (buffer && this.store.keepText(slot, data)) return;
     digestInto(slot, data);
     if (!buffer) this.spans.event(s, sessionId, slot);
   }
@@ -84,7 +86,11 @@ export class EventHistory {
   moment(s: ProxySession, live: boolean): void {
     const ring = s.history.ring;
     if (ring.slots.length > 0) {
-      this.store.forEach(ring, (slot) => this.spans.event(s, s.id, slot));
+      this.store.forEach(ring, (slot) => {
+        const text = this.store.takeText(slot);
+        if (text !== undefined) digestInto(slot, text);
+        this.spans.event(s, s.id, slot);
+      });
       this.store.release(ring);
     }
     if (live) s.history.live = true;

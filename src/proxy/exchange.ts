@@ -14,6 +14,7 @@ import {
   type SseEvent,
 } from './building-blocks.js';
 import { cancelledRequestIds } from './cancelled-requests.js';
+import { describeEvent } from './event-info.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
@@ -304,7 +305,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     // One per exchange, renewed only when the session's incarnation changes mid-stream.
     let origin: EventOrigin | undefined;
     const onEvent = (ev: SseEvent): void => {
-      const infos = ev.data === '' ? NO_INFO : describeText(ev.data);
+      const infos = describeEvent(ev.data);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
       let late = false;
       for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;

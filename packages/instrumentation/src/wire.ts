@@ -8,6 +8,8 @@ export { SseParser, DEFAULT_MAX_EVENT_CHARS } from './common/sse-parser.js';
 export type { SseEvent } from './common/sse-parser.js';
 export { describeMessage, describeText, DEFAULT_MAX_PARSE_CHARS } from './common/jsonrpc-info.js';
 export { argsDigest } from './common/args-digest.js';
+export { MessageScanner } from './common/scan-message.js';
+export type { ScannedMessage } from './common/scan-message.js';
 export type { JsonRpcInfo } from './common/jsonrpc-info.js';
 export { newIncarnation, formatEventId, parseEventId } from './common/incarnation.js';
 export type { ParsedEventId } from './common/incarnation.js';
@@ -19,6 +21,8 @@ export type { DeferredRequest } from './common/deferred-requests.js';
 export { resumeOutcome } from './server/resume-outcome.js';
 export type { ResumeOutcome } from './server/resume-outcome.js';
 export { writeJsonRpcError } from './server/write-jsonrpc-error.js';
+// Also here so the proxy need not load the server entry point (the SDK glue) for one number.
+export { JSONRPC_SESSION_NOT_FOUND } from './server/session-guard-core.js';
 export { DEFAULT_MAX_TRACKED_EVENT_IDS } from './server/event-id-tracker.js';
 export {
   EventRing,

@@ -1,0 +1,236 @@
+/**
+ * `npm run bench -- sidecar`: what `forkwatch proxy` costs as it is deployed, against a bare
+ * `node:http` pipe proxy, each in a process of its own in front of one real MCP SDK server process
+ * (its tool sends N progress notifications per call, InMemoryEventStore), stock SDK clients with
+ * 4 calls in flight, spans exported over OTLP/HTTP protobuf to a sink process. The proxies'
+ * own CPU is read from /proc (bench/sidecar/processes.ts); the client's, server's and sink's are
+ * not counted. Variants run block by block in a rotating order, round after round, so that every
+ * one samples the same moments of a shared machine; the ratios are what to compare.
+ */
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startProcess, type BenchProcess } from './sidecar/processes.js';
+
+const IN_FLIGHT = 4;
+const NOTIFICATIONS = [5, 50] as const;
+const env = (name: string, d: number): number => Number(process.env[name] ?? d);
+/** Calls per measured block, per notification count (SIDECAR_CALLS_5, SIDECAR_CALLS_50). */
+const blockCalls = (n: number): number => env(`SIDECAR_CALLS_${n}`, n === 5 ? 600 : 150);
+const ROUNDS = env('SIDECAR_ROUNDS', 5);
+/** Calls per variant before anything is measured: V8 compiles a proxy's hot code for a while. */
+const WARMUP = env('SIDECAR_WARMUP', 1500);
+/** Calls per variant and notification count in the latency phase (concurrency 1, interleaved). */
+const LATENCY_CALLS = env('SIDECAR_LATENCY_CALLS', 600);
+
+/** The goals of issue 28. */
+export const SIDECAR_GOALS = { cpuRatio: 1.2, idleRssMiB: 64, addedP99Ms: 0.5 } as const;
+
+const fromRoot = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+const PORT_LINE = /^PORT (\d+)$/;
+const PROXY_LINE = /^forkwatch proxy listening url=http:\/\/127\.0\.0\.1:(\d+)/;
+
+/**
+ * Node's fetch without the request's AbortSignal, for every variant alike: the SDK hands each
+ * request its transport's one signal, and undici keeps a listener on it per request until a major
+ * GC (bench/instrumentation.ts), a client cost that grows through a run.
+ */
+const withoutSignal = (input: string | URL | Request, init?: RequestInit): Promise<Response> => fetch(input, init?.signal ? { ...init, signal: undefined } : init);
+const noop = (): void => undefined;
+
+interface Variant {
+  name: string;
+  proxy: BenchProcess;
+  client: Client;
+}
+
+async function connect(port: number): Promise<Client> {
+  const client = new Client({ name: 'sidecar-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { fetch: withoutSignal }));
+  return client;
+}
+
+async function toolCall(client: Client, n: number): Promise<void> {
+  const r = await client.callTool({ name: 'progress', arguments: { n } }, undefined, { onprogress: noop });
+  if (r.isError) throw new Error(`tool call failed: ${JSON.stringify(r.content)}`);
+}
+
+async function block(client: Client, n: number, calls: number): Promise<void> {
+  let left = calls;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await toolCall(client, n);
+    }),
+  );
+}
+
+const pctl = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+};
+
+export interface SidecarRow {
+  variant: string;
+  notifications: number;
+  /** Proxy process CPU per call, µs: total over all rounds / calls. */
+  cpuUsPerCall: number;
+  /** This over the bare pipe's, from the totals; and the lowest and highest of the per-round ratios. */
+  ratio: number;
+  roundRatios: number[];
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+}
+
+export interface SidecarResult {
+  rows: SidecarRow[];
+  rssAfterStartMiB: Record<string, number>;
+  rssAfterRunMiB: Record<string, number>;
+  spansPerCall: number;
+  exportBytesPerCall: number;
+  loadAtStart: number[];
+}
+
+export async function benchSidecar(): Promise<SidecarResult> {
+  const started: BenchProcess[] = [];
+  const clients: Client[] = [];
+  const loadAtStart = loadavg();
+  try {
+    const sink = await startProcess('sink', [here('./sidecar/sink-main.js')], PORT_LINE);
+    started.push(sink);
+    const upstream = await startProcess('upstream', [here('./sidecar/upstream-main.js')], PORT_LINE);
+    started.push(upstream);
+    const up = `http://127.0.0.1:${upstream.port}/mcp`;
+    const cli = fromRoot('dist/cli/bin.js');
+    // SIDECAR_PROFILE_DIR: the forkwatch proxies write V8 CPU profiles there (node --cpu-prof).
+    const prof = process.env.SIDECAR_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIDECAR_PROFILE_DIR}`] : [];
+    const fwArgs = [...prof, cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`];
+    const proxies = [
+      await startProcess('bare pipe', [here('./sidecar/bare-main.js'), String(upstream.port)], PORT_LINE),
+      await startProcess('forkwatch', fwArgs, PROXY_LINE),
+      await startProcess('forkwatch --guard', [...fwArgs, '--guard'], PROXY_LINE),
+    ];
+    // SIDECAR_COMPARE_CLI: another build's bin.js (say, the last release's dist/cli/bin.js), and/or
+    // SIDECAR_COMPARE_NODE_ARGS: node flags (space-separated), run as a fourth variant without
+    // --guard: a before/after in one run.
+    const other = process.env.SIDECAR_COMPARE_CLI;
+    const otherArgs = process.env.SIDECAR_COMPARE_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
+    if (other || otherArgs.length > 0) proxies.push(await startProcess('compare', [...prof, ...otherArgs, other ?? cli, ...fwArgs.slice(prof.length + 1)], PROXY_LINE));
+    started.push(...proxies);
+    // Idle: listening, nothing served yet, its start-up garbage given a moment to be collected.
+    await new Promise((r) => setTimeout(r, 2000));
+    const rssAfterStartMiB = Object.fromEntries(proxies.map((p) => [p.name, p.rssBytes() / 2 ** 20]));
+
+    const variants: Variant[] = [];
+    for (const proxy of proxies) {
+      const client = await connect(proxy.port);
+      clients.push(client);
+      variants.push({ name: proxy.name, proxy, client });
+    }
+    for (const v of variants) {
+      await block(v.client, 5, WARMUP);
+      await block(v.client, 50, Math.ceil(WARMUP / 10));
+    }
+
+    // Latency: one call at a time, the variants interleaved call by call in a rotating order.
+    const latency = new Map<string, number[]>();
+    for (const n of NOTIFICATIONS) {
+      for (let i = 0; i < LATENCY_CALLS; i++) {
+        for (let j = 0; j < variants.length; j++) {
+          const v = variants[(i + j) % variants.length]!;
+          const t0 = performance.now();
+          await toolCall(v.client, n);
+          const key = `${v.name}/${n}`;
+          latency.set(key, [...(latency.get(key) ?? []), performance.now() - t0]);
+        }
+      }
+    }
+
+    // CPU: blocks of IN_FLIGHT concurrent calls, one variant at a time, rotating.
+    const cpu = new Map<string, number[]>();
+    const sink0 = (await (await fetch(`http://127.0.0.1:${sink.port}/counts`)).json()) as { spans: number; bytes: number };
+    let fwCalls = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const n of NOTIFICATIONS) {
+        for (let j = 0; j < variants.length; j++) {
+          const v = variants[(r + j) % variants.length]!;
+          const calls = blockCalls(n);
+          const c0 = v.proxy.cpuUs();
+          await block(v.client, n, calls);
+          const used = v.proxy.cpuUs() - c0;
+          const key = `${v.name}/${n}`;
+          cpu.set(key, [...(cpu.get(key) ?? []), used / calls]);
+          if (v.name !== 'bare pipe') fwCalls += calls;
+        }
+      }
+    }
+    // The exporters' last batch (200 ms schedule) lands before the sink is read.
+    await new Promise((r) => setTimeout(r, 1500));
+    const sink1 = (await (await fetch(`http://127.0.0.1:${sink.port}/counts`)).json()) as { spans: number; bytes: number };
+    const rssAfterRunMiB = Object.fromEntries(proxies.map((p) => [p.name, p.rssBytes() / 2 ** 20]));
+
+    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const rows: SidecarRow[] = [];
+    for (const n of NOTIFICATIONS) {
+      const bare = cpu.get(`bare pipe/${n}`)!;
+      for (const v of variants) {
+        const mine = cpu.get(`${v.name}/${n}`)!;
+        const lat = latency.get(`${v.name}/${n}`)!;
+        rows.push({
+          variant: v.name,
+          notifications: n,
+          cpuUsPerCall: mean(mine),
+          ratio: mean(mine) / mean(bare),
+          roundRatios: mine.map((x, i) => x / bare[i]!),
+          latencyP50Ms: pctl(lat, 0.5),
+          latencyP99Ms: pctl(lat, 0.99),
+        });
+      }
+    }
+    return {
+      rows,
+      rssAfterStartMiB,
+      rssAfterRunMiB,
+      spansPerCall: (sink1.spans - sink0.spans) / fwCalls,
+      exportBytesPerCall: (sink1.bytes - sink0.bytes) / fwCalls,
+      loadAtStart,
+    };
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await Promise.all(started.reverse().map((p) => p.stop()));
+  }
+}
+
+/** Runs the bench and prints its table and the goals met or not (`npm run bench -- sidecar`). */
+export async function printSidecar(print: (line: string) => void): Promise<void> {
+  print(`\n# Sidecar as deployed: bare node:http pipe proxy vs 'node dist/cli/bin.js proxy' (spans over OTLP/HTTP protobuf to a sink`);
+  print(`# process), each proxy a process of its own, in front of one real MCP SDK server process (InMemoryEventStore); stock SDK`);
+  print(`# clients, ${IN_FLIGHT} calls in flight; proxy CPU from /proc/<pid>/stat (10 ms ticks), ${ROUNDS} rounds of blocks of`);
+  print(`# ${blockCalls(5)} calls (5 notifications) and ${blockCalls(50)} (50), the variants rotating, after ${WARMUP} warm-up calls each.`);
+  print(`# Latency: one call at a time, the variants interleaved call by call, ${LATENCY_CALLS} calls each; added = over the bare pipe.`);
+  const r = await benchSidecar();
+  print(`# ${cpus().length} CPUs, load average at start ${r.loadAtStart.map((x) => x.toFixed(2)).join(' ')} (the p99 goal is for an idle machine)`);
+  const fails: string[] = [];
+  for (const row of r.rows) {
+    const bare = r.rows.find((x) => x.variant === 'bare pipe' && x.notifications === row.notifications)!;
+    const isBare = row.variant === 'bare pipe';
+    const addP50 = row.latencyP50Ms - bare.latencyP50Ms;
+    const addP99 = row.latencyP99Ms - bare.latencyP99Ms;
+    const rr = row.roundRatios;
+    print(
+      `  ${row.variant.padEnd(18)} ${String(row.notifications).padStart(2)} notif. | ${Math.round(row.cpuUsPerCall).toString().padStart(5)} µs CPU/call` +
+        (isBare ? ''.padEnd(38) : ` ${row.ratio.toFixed(2)}x bare [rounds ${Math.min(...rr).toFixed(2)}-${Math.max(...rr).toFixed(2)}]`) +
+        ` | call p50 ${row.latencyP50Ms.toFixed(2)} p99 ${row.latencyP99Ms.toFixed(2)} ms` +
+        (isBare ? '' : ` (added p50 ${addP50.toFixed(2)}, p99 ${addP99.toFixed(2)})`),
+    );
+    if (!isBare && row.ratio > SIDECAR_GOALS.cpuRatio) fails.push(`${row.variant} at ${row.notifications}: CPU ${row.ratio.toFixed(2)}x > ${SIDECAR_GOALS.cpuRatio}x`);
+    if (!isBare && addP99 > SIDECAR_GOALS.addedP99Ms) fails.push(`${row.variant} at ${row.notifications}: p99 +${addP99.toFixed(2)} ms > ${SIDECAR_GOALS.addedP99Ms} ms`);
+  }
+  const mib = (m: Record<string, number>): string => Object.entries(m).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+  print(`  RSS MiB after start (idle): ${mib(r.rssAfterStartMiB)}`);
+  print(`  RSS MiB after the run:      ${mib(r.rssAfterRunMiB)}`);
+  for (const [k, v] of Object.entries(r.rssAfterStartMiB)) if (k !== 'bare pipe' && v > SIDECAR_GOALS.idleRssMiB) fails.push(`${k}: idle RSS ${v.toFixed(1)} MiB > ${SIDECAR_GOALS.idleRssMiB} MiB`);
+  print(`  exported per forkwatch call: ${r.spansPerCall.toFixed(3)} spans, ${Math.round(r.exportBytesPerCall)} bytes of OTLP`);
+  print(`  goals: CPU/call <= ${SIDECAR_GOALS.cpuRatio}x bare, idle RSS <= ${SIDECAR_GOALS.idleRssMiB} MiB, p99 added <= ${SIDECAR_GOALS.addedP99Ms} ms: ${fails.length === 0 ? 'PASS' : `FAIL (${fails.join('; ')})`}`);
+}

@@ -1,0 +1,79 @@
+/**
+ * The processes of `npm run bench -- sidecar`, and what the kernel says each one cost: CPU from
+ * /proc/<pid>/stat (utime + stime, every thread, in clock ticks) and resident memory from
+ * /proc/<pid>/status, read from outside so that the proxy under test runs exactly as deployed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** Linux's USER_HZ: `getconf CLK_TCK` is 100 on every kernel Node supports. */
+const TICKS_PER_SECOND = 100;
+
+export interface BenchProcess {
+  name: string;
+  pid: number;
+  port: number;
+  /** CPU time since start, µs, at the kernel's tick resolution (10 ms). */
+  cpuUs(): number;
+  /** Resident set, bytes. */
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+/** CPU µs of `pid` (user + system, all threads), from /proc/<pid>/stat. */
+export function procCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1e6) / TICKS_PER_SECOND;
+}
+
+/** VmRSS of `pid`, bytes. */
+export function procRssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/**
+ * Spawns `node args...` and resolves once a stdout line matches `ready` (its first group: the
+ * port); rejects if the process exits first or stays silent `timeoutMs`.
+ */
+export function startProcess(name: string, args: string[], ready: RegExp, timeoutMs = 30_000): Promise<BenchProcess> {
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its stderr is said only if it fails: a proxy's stop line is not the bench's output.
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name}: not listening after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onExit = (code: number | null): void => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${String(code)} before listening: ${stderr}`));
+    };
+    child.once('exit', onExit);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const m = ready.exec(line);
+      if (!m) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      const pid = child.pid!;
+      resolve({
+        name,
+        pid,
+        port: Number(m[1]),
+        cpuUs: () => procCpuUs(pid),
+        rssBytes: () => procRssBytes(pid),
+        stop: () =>
+          new Promise<void>((r) => {
+            if (child.exitCode !== null || child.signalCode !== null) return r();
+            child.once('exit', () => r());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}

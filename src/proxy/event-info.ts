@@ -1,0 +1,24 @@
+import { DEFAULT_MAX_PARSE_CHARS, describeText, MessageScanner, type JsonRpcInfo } from './building-blocks.js';
+
+/** What an event without data describes. */
+const NO_INFO: readonly JsonRpcInfo[] = [{ kind: 'none' }];
+
+const scanner = new MessageScanner(DEFAULT_MAX_PARSE_CHARS, true);
+const scanned: readonly JsonRpcInfo[] = [scanner];
+
+/**
+ * What the exchange needs of one SSE event's data (kind, id, method, progress token), read
+ * without building the message: JSON.parse of every event that passed was a large part of the
+ * proxy's per-event cost (`npm run bench -- sidecar`, node --cpu-prof). The instrumentation's
+ * scanner reads the top level and `params` in one pass and hands anything it does not read
+ * plainly to JSON.parse, so the answer is describeText's (data over DEFAULT_MAX_PARSE_CHARS, 1 MiB:
+ * kind `none`). A batch (rare on a stream) is described message by message, as describeText does.
+ * The single-message result is one object refilled per call: read it before the next call.
+ * Never throws.
+ */
+export function describeEvent(data: string): readonly JsonRpcInfo[] {
+  if (data === '') return NO_INFO;
+  if (data.trimStart().charCodeAt(0) === 91) return describeText(data);
+  scanner.scan(data);
+  return scanned;
+}
