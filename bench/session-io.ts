@@ -91,10 +91,13 @@ export function httpConnSenders(otlpUrl: string, connections: number): { senders
   return { senders: Array.from({ length: connections }, () => send), close: () => agent.destroy() };
 }
 
-/** `connections` OTLP/gRPC senders, each on an HTTP/2 connection of its own. */
+/**
+ * `connections` OTLP/gRPC senders, each on an HTTP/2 connection of its own, reconnecting as an
+ * exporter does when the detector closed it (its idle timeout's GOAWAY while a pass was deciding).
+ */
 export function grpcConnSenders(address: string, connections: number): { senders: ConnSender[]; close(): void } {
-  const sessions: ClientHttp2Session[] = Array.from({ length: connections }, () => connect(`http://${address}`));
-  for (const s of sessions) s.on('error', () => undefined);
+  const open = (): ClientHttp2Session => connect(`http://${address}`).on('error', () => undefined);
+  const sessions: ClientHttp2Session[] = Array.from({ length: connections }, open);
   const once = (s: ClientHttp2Session, body: Uint8Array): Promise<string> =>
     new Promise((resolve, reject) => {
       const req = s.request({ ':method': 'POST', ':path': TRACE_EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
@@ -113,9 +116,19 @@ export function grpcConnSenders(address: string, connections: number): { senders
       req.write(prefix);
       req.end(body);
     });
-  const senders = sessions.map((s): ConnSender => async (body) => {
-    for (;;) {
-      const status = await once(s, body);
+  const senders = sessions.map((_, k): ConnSender => async (body) => {
+    for (let reconnects = 0; ; ) {
+      let s = sessions[k]!;
+      if (s.closed || s.destroyed) s = sessions[k] = open();
+      let status: string;
+      try {
+        status = await once(s, body);
+      } catch (err) {
+        // A connection closed under the call (GOAWAY, reset): a new one, a few times at most.
+        if (++reconnects > 3) throw err;
+        s.destroy();
+        continue;
+      }
       if (status === '0') return;
       if (status !== '14' && status !== '8') throw new Error(`grpc-status ${status}`);
       await sleep(100);
