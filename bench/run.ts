@@ -17,6 +17,7 @@ import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
 import { benchOverload } from './overload.js';
+import { printSessions } from './sessions.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -161,6 +162,12 @@ async function main(): Promise<void> {
   if (only.includes('wire-instructions')) {
     console.log('\n# The detector\'s in-process work on the wire payloads (decode, engine, tick, sliced group commits into SQLite), in instructions per span (valgrind, node --predictable --single-threaded)');
     benchWireInstructions((line) => console.log(line));
+  }
+
+  // Opt-in (a few minutes: a real `forkwatch serve` per variant): npm run bench -- sessions
+  if (only.includes('sessions')) {
+    console.log('\n# Healthy sessions per CPU-second of the detector, decisions included, over OTLP/HTTP and OTLP/gRPC (bench/sessions.ts)');
+    await printSessions((line) => console.log(line));
   }
 
   // Opt-in (about three minutes, a child detector at full load over HTTP, then over gRPC): npm run bench -- overload

@@ -1,0 +1,269 @@
+/**
+ * `npm run bench -- sessions`: what a detector pays per healthy session, decisions included.
+ * Healthy sessions as the real instrumentation exports them (bench/session-payloads.ts: initialize,
+ * tools/list, three calls, close: 5 forkwatch spans, 102 sessions per 510-span request) go to a
+ * real `forkwatch serve` process (dist/, a temp SQLite file) over real sockets: OTLP/HTTP protobuf
+ * and OTLP/gRPC, at 4 and at 64 connections, the variants one after another in one run. Each
+ * variant gets a fresh detector, a warm-up pass, then a measured pass sent closed-loop as fast as
+ * the detector acknowledges; the detector's CPU (/proc/<pid>/stat, all its threads) is counted from
+ * the first request of the measured pass until its last session was decided and committed (the
+ * decision window elapsed, then the process's CPU at rest), so decisions and their SQLite writes
+ * are in the figure. Every session key is new (each body rewritten with a tag of its own).
+ * Printed: healthy sessions per CPU-second, gRPC's CPU per span over HTTP's at the same connection
+ * count, RSS per idle tracked (decided, uncompacted) session; then the detection lag of forks (one
+ * seed-scenario fork per request) sent open-loop at 80 % of the sessions per CPU-second measured.
+ *
+ * The detectors run with --decision-window-ms 2250 and --tick-interval-ms 100 (window + 250 ms =
+ * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), other flags at their defaults.
+ * FORKWATCH_BENCH_SESSIONS_WARM / _MEASURE: sessions per warm-up / measured pass (defaults 30,000
+ * and 60,000); FORKWATCH_BENCH_SESSIONS_LAG_SECONDS: open-loop seconds per lag run (default 8);
+ * FORKWATCH_BENCH_SESSIONS_PARTS=max,memory,lag (default all; lag needs max);
+ * FORKWATCH_BENCH_SESSIONS_ROUNDS: rounds of the four variants, one after another (default 2; ratios per round, then medians);
+ * FORKWATCH_BENCH_SESSIONS_VARIANTS=http4,grpc4,http64,grpc64 (default all);
+ * FORKWATCH_BENCH_SESSIONS_MEMORY: sessions of the memory run (default 90,000, under --max-sessions' 100,000); FORKWATCH_BENCH_CPU_PROF=DIR starts each
+ * detector with `--cpu-prof --cpu-prof-dir DIR`.
+ */
+import { cpuSeconds, histogram, quantileBetween, residentMiB, scrape, counter } from './wire-io.js';
+import { grpcConnSenders, httpConnSenders, sendClosedLoop, sendPaced, startServe, type ConnSender, type ServeProc } from './session-io.js';
+import { loadSessionPayloads, type SessionPayloads } from './session-payloads.js';
+
+const WINDOW_MS = 2250;
+const TICK_MS = 100;
+const KEY = Buffer.from('forkwatch.session.key');
+
+/** Where each body's session key values start: KeyValue{key, value: AnyValue{string_value (32 hex)}}. */
+function keyOffsets(b: Uint8Array): number[] {
+  const c = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const at: number[] = [];
+  for (let i = c.indexOf(KEY); i >= 0; i = c.indexOf(KEY, i + KEY.length)) {
+    const v = i + KEY.length;
+    if (c[v] === 0x12 && c[v + 1] === 0x22 && c[v + 2] === 0x0a && c[v + 3] === 0x20) at.push(v + 4);
+  }
+  return at;
+}
+
+/** Body `i` of an endless stream: template i mod n, its session keys' first 8 hex digits set to i (so every session is new). */
+function bodyStream(templates: Uint8Array[]): (i: number) => Uint8Array {
+  const offsets = templates.map(keyOffsets);
+  return (i) => {
+    const t = i % templates.length;
+    const c = Buffer.from(templates[t]!);
+    const tag = (i + 0x10000000).toString(16).slice(-8);
+    for (const v of offsets[t]!) c.write(tag, v, 'latin1');
+    return c;
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the decision window has passed since `lastSentAt`, then until the process's CPU is at rest; resolves its CPU seconds then. */
+async function cpuWhenDecided(pid: number, lastSentAt: number): Promise<number> {
+  const rest = WINDOW_MS + 2 * TICK_MS + 200 - (performance.now() - lastSentAt);
+  if (rest > 0) await sleep(rest);
+  const until = performance.now() + 60_000;
+  let prev = cpuSeconds(pid);
+  let quiet = 0;
+  while (performance.now() < until) {
+    await sleep(500);
+    const now = cpuSeconds(pid);
+    // At rest a detector ticks and commits nothing: under 2 % of a core (clock ticks of 10 ms).
+    quiet = now - prev <= 0.01 ? quiet + 1 : 0;
+    prev = now;
+    if (quiet >= 2) return now;
+  }
+  return prev;
+}
+
+interface Variant {
+  transport: 'http' | 'grpc';
+  connections: number;
+}
+
+interface MaxResult extends Variant {
+  sessions: number;
+  spans: number;
+  cpu: number;
+  sendSeconds: number;
+  restCpuPerSec: number;
+  rssPerSessionBytes: number;
+  tracked: number;
+  received: number;
+}
+
+function senders(d: ServeProc, v: Variant): { senders: ConnSender[]; close(): void } {
+  return v.transport === 'http' ? httpConnSenders(d.otlpUrl, v.connections) : grpcConnSenders(d.grpc, v.connections);
+}
+
+const DETECTOR_ARGS = ['--decision-window-ms', String(WINDOW_MS), '--tick-interval-ms', String(TICK_MS)];
+
+function nodeArgs(): string[] {
+  const dir = process.env.FORKWATCH_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+}
+
+async function runMax(p: SessionPayloads, v: Variant, warmSessions: number, measureSessions: number): Promise<MaxResult> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+  const s = senders(d, v);
+  try {
+    const body = bodyStream(p.healthy);
+    const warmBodies = Math.ceil(warmSessions / p.sessionsPerBody);
+    const measureBodies = Math.ceil(measureSessions / p.sessionsPerBody);
+    await sendClosedLoop(s.senders, warmBodies, body);
+    const warmCpu = await cpuWhenDecided(d.pid, performance.now());
+    // What the detector spends at rest (ticks, timers) per second, to judge the figure's floor.
+    await sleep(1000);
+    const restCpuPerSec = cpuSeconds(d.pid) - warmCpu;
+    const rss0 = residentMiB(d.pid).now;
+    const c0 = cpuSeconds(d.pid);
+    const sendSeconds = await sendClosedLoop(s.senders, measureBodies, (i) => body(warmBodies + i));
+    const c1 = await cpuWhenDecided(d.pid, performance.now());
+    const rss1 = residentMiB(d.pid).now;
+    const m = await scrape(d.httpUrl);
+    const sessions = measureBodies * p.sessionsPerBody;
+    return {
+      ...v,
+      sessions,
+      spans: measureBodies * p.spansPerBody,
+      cpu: c1 - c0,
+      sendSeconds,
+      restCpuPerSec,
+      rssPerSessionBytes: ((rss1 - rss0) * 1024 * 1024) / sessions,
+      tracked: counter(m, 'forkwatch_tracked_sessions'),
+      received: counter(m, 'forkwatch_spans_received_total'),
+    };
+  } finally {
+    s.close();
+    await d.stop();
+  }
+}
+
+async function runLag(p: SessionPayloads, v: Variant, sessionsPerSec: number, seconds: number): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number }> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+  const s = senders(d, v);
+  try {
+    const body = bodyStream(p.withForks);
+    // Warm the JIT as the throughput runs did, then measure from a scrape taken after it settled.
+    await sendClosedLoop(s.senders, Math.ceil(20_000 / p.sessionsPerBody), body);
+    await cpuWhenDecided(d.pid, performance.now());
+    const before = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+    const bodiesPerSec = sessionsPerSec / p.sessionsPerBody;
+    const t0 = performance.now();
+    const c0 = cpuSeconds(d.pid);
+    const sent = await sendPaced(s.senders, bodiesPerSec, seconds, (i) => body(1_000_000 + i));
+    const wall = (performance.now() - t0) / 1000;
+    const cpuShare = (cpuSeconds(d.pid) - c0) / wall;
+    await cpuWhenDecided(d.pid, performance.now());
+    const after = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+    const p50 = quantileBetween(before, after, 0.5);
+    const p99 = quantileBetween(before, after, 0.99);
+    const within = ((after.get(2.5) ?? 0) - (before.get(2.5) ?? 0)) / Math.max(1, p99.count);
+    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare };
+  } finally {
+    s.close();
+    await d.stop();
+  }
+}
+
+/**
+ * Heap and RSS per idle tracked session once decided (full state; compaction after
+ * --compact-after-ms, default 60 s, shrinks it: `npm run bench -- engine` measures that in process
+ * with a forced GC), over HTTP at 64 connections.
+ */
+async function runMemory(p: SessionPayloads, sessions: number): Promise<{ sessions: number; heap: number; rss: number; tracked: number }> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+  const s = senders(d, { transport: 'http', connections: 64 });
+  const heap = async (): Promise<number> => counter(await scrape(d.httpUrl), 'nodejs_heap_size_used_bytes');
+  try {
+    const body = bodyStream(p.healthy);
+    // A small pass first, so the baseline includes compiled code and the pools a loaded detector keeps.
+    await sendClosedLoop(s.senders, 20, body);
+    await cpuWhenDecided(d.pid, performance.now());
+    const h0 = await heap();
+    const r0 = residentMiB(d.pid).now;
+    const bodies = Math.ceil(sessions / p.sessionsPerBody);
+    await sendClosedLoop(s.senders, bodies, (i) => body(100 + i));
+    await cpuWhenDecided(d.pid, performance.now());
+    const n = bodies * p.sessionsPerBody;
+    const m = await scrape(d.httpUrl);
+    return { sessions: n, heap: (counter(m, 'nodejs_heap_size_used_bytes') - h0) / n, rss: ((residentMiB(d.pid).now - r0) * 1024 * 1024) / n, tracked: counter(m, 'forkwatch_tracked_sessions') };
+  } finally {
+    s.close();
+    await d.stop();
+  }
+}
+
+const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+
+/** Runs the benchmark, printing as it goes. */
+export async function printSessions(print: (line: string) => void): Promise<void> {
+  const warm = Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_WARM ?? 30_000));
+  const measure = Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_MEASURE ?? 60_000));
+  const lagSeconds = Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_LAG_SECONDS ?? 8));
+  const parts = new Set((process.env.FORKWATCH_BENCH_SESSIONS_PARTS ?? 'max,memory,lag').split(','));
+  const p = loadSessionPayloads(408);
+  print(`# healthy session: ${p.spansPerSession} forkwatch spans (${p.sessionSpanNames.map((n) => n.replace('forkwatch.', '')).join(', ')}), ${p.sessionsPerBody} sessions per request (${p.spansPerBody} spans, ${fmt(p.healthy[0]!.byteLength)} B protobuf)`);
+  print(`# forkwatch serve from dist/, --decision-window-ms ${WINDOW_MS} --tick-interval-ms ${TICK_MS}, other flags default; ${fmt(warm)} sessions to warm up, then ${fmt(measure)} measured, closed loop;`);
+  print('# CPU = the detector process (all threads, /proc) from the first measured request until every session was decided and committed');
+  const variants: Variant[] = [
+    { transport: 'http', connections: 4 },
+    { transport: 'grpc', connections: 4 },
+    { transport: 'http', connections: 64 },
+    { transport: 'grpc', connections: 64 },
+  ];
+  const only = process.env.FORKWATCH_BENCH_SESSIONS_VARIANTS?.split(',');
+  const rounds = Math.max(1, Math.trunc(Number(process.env.FORKWATCH_BENCH_SESSIONS_ROUNDS ?? 2)));
+  const results: MaxResult[] = [];
+  const ratios = new Map<number, number[]>();
+  if (parts.has('max') || parts.has('lag')) {
+    for (let round = 1; round <= rounds; round++) {
+      const mine: MaxResult[] = [];
+      for (const v of variants.filter((x) => only === undefined || only.includes(`${x.transport}${x.connections}`))) {
+        const r = await runMax(p, v, warm, measure);
+        mine.push(r);
+        const perCpu = r.sessions / r.cpu;
+        print(
+          `  #${round} ${r.transport.padEnd(4)} ${String(r.connections).padStart(2)} connections: ${fmt(perCpu).padStart(7)} healthy sessions per CPU-second (goal >= 20,000), ${((r.cpu * 1e6) / r.spans).toFixed(2)} µs CPU per span; ` +
+            `${fmt(r.sessions / r.sendSeconds)} sessions/s acknowledged; RSS ${fmt(r.rssPerSessionBytes)} B per idle tracked session (${fmt(r.tracked)} tracked); at rest ${(r.restCpuPerSec * 1000).toFixed(0)} ms CPU/s; ${fmt(r.received)} spans received`,
+        );
+      }
+      for (const c of [4, 64]) {
+        const h = mine.find((r) => r.transport === 'http' && r.connections === c);
+        const g = mine.find((r) => r.transport === 'grpc' && r.connections === c);
+        if (!h || !g) continue;
+        const ratio = g.cpu / g.spans / (h.cpu / h.spans);
+        ratios.set(c, [...(ratios.get(c) ?? []), ratio]);
+        print(`  #${round} gRPC / HTTP CPU per span at ${c} connections: ${ratio.toFixed(2)}x (goal <= 1.1x)`);
+      }
+      results.push(...mine);
+    }
+    const median = (a: number[]): number => {
+      const b = [...a].sort((x, y) => x - y);
+      return b.length % 2 === 1 ? b[(b.length - 1) / 2]! : (b[b.length / 2 - 1]! + b[b.length / 2]!) / 2;
+    };
+    if (rounds > 1) {
+      for (const v of variants) {
+        const rs = results.filter((r) => r.transport === v.transport && r.connections === v.connections);
+        if (rs.length > 0) print(`  median of ${rs.length}: ${v.transport.padEnd(4)} ${String(v.connections).padStart(2)} connections ${fmt(median(rs.map((r) => r.sessions / r.cpu)))} healthy sessions per CPU-second`);
+      }
+      for (const [c, a] of ratios) print(`  median of ${a.length}: gRPC / HTTP CPU per span at ${c} connections ${median(a).toFixed(2)}x (goal <= 1.1x)`);
+    }
+  }
+  if (parts.has('memory')) {
+    const m = await runMemory(p, Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_MEMORY ?? 90_000)));
+    print(`# memory per idle tracked session: ${fmt(m.sessions)} healthy sessions over HTTP, decided, not yet compacted (--compact-after-ms, default 60 s)`);
+    print(`  heap ${fmt(m.heap)} B per session (nodejs_heap_size_used_bytes, no forced GC: garbage not yet collected counts), RSS ${fmt(m.rss)} B per session (/proc); ${fmt(m.tracked)} tracked`);
+  }
+  if (parts.has('lag')) {
+    print(`# detection lag of forks (one seed fork per request of ${p.sessionsPerBody} healthy sessions), open loop for ${lagSeconds} s at 80 % of the sessions per CPU-second above, 64 connections`);
+    for (const t of ['http', 'grpc'] as const) {
+      const rs = results.filter((x) => x.transport === t && x.connections === 64);
+      if (rs.length === 0) continue;
+      // 80 % of the best measured rate: the rate a detector with its core to itself sustains.
+      const rate = 0.8 * Math.max(...rs.map((r) => r.sessions / r.cpu));
+      const l = await runLag(p, { transport: t, connections: 64 }, rate, lagSeconds);
+      print(
+        `  ${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
+      );
+    }
+  }
+}
