@@ -32,9 +32,9 @@ export function fleetTable(r: FleetResult): string[] {
     `  Collector CPU (gateway, load_balancing)       ${per(r.cpu.collector, fleet)}       all fleet calls (idle: ${per(r.idleCpu.collector, fleet)})`,
     `  detector CPU (2 replicas together)            ${per(r.cpu.detectors[0] + r.cpu.detectors[1], fleet)}       all fleet calls (idle: ${per(r.idleCpu.detectors, fleet)}; ${r.cpu.detectors.map((c) => `${(c * 1000).toFixed(0)} ms`).join(' + ')} in all)`,
     '',
-    `findings: forks found ${s.found}/${s.forks} (${Object.entries(s.kinds).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}); false findings ${s.falseFindings.length}; on the replicas ${r.findings[0].length} + ${r.findings[1].length}`,
+    `findings: forks found ${s.found}/${s.forks} (${Object.entries(s.kinds).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}); false findings ${s.falseFindings.length} (${s.falseFindings.filter((f) => f.resolvedAtMs === undefined).length} unresolved); on the replicas ${r.findings[0].length} + ${r.findings[1].length}`,
     ...s.missed.map((m) => `  MISSED fork ${m}`),
-    ...s.falseFindings.map((f) => `  FALSE ${f.kind} on ${f.service} session ${f.sessionKey.slice(0, 12)}: ${f.summary.slice(0, 160)}`),
+    ...s.falseFindings.map((f) => `  FALSE ${f.kind} on ${f.service} session ${f.sessionKey.slice(0, 12)}${f.resolvedAtMs !== undefined ? ` (resolved ${Math.round(f.resolvedAtMs - f.detectedAtMs)} ms after it was raised)` : ''}: ${f.summary.slice(0, 200)}`),
     ...s.offPlan.map((m) => `  off plan (labelled by the server's account, not by the plan): ${m}`),
   ];
 }
