@@ -120,7 +120,8 @@ const target = go.startsWith('go ') ? go.slice(3).trim() : serverUrl;
 
 const rnd = seededRandom(seed);
 // The calls planned up front, so both apps make the same calls whatever order their lanes take them in.
-const planned = Array.from({ length: calls }, () => planCall(rnd));
+const longShare = Number(process.env.FLEET_LONG_SHARE ?? 0.1);
+const planned = Array.from({ length: calls }, () => planCall(rnd, longShare));
 const result: FleetAppResult = { mode, bulkCalls: 0, bulkFailed: 0, longCalls: 0, progress: 0, sessions: 0, seedRuns: [] };
 let started = 0;
 

@@ -37,8 +37,7 @@ export interface FleetAppResult {
 }
 
 /** The next bulk call of the mix. */
-export function planCall(rnd: () => number): PlannedCall {
-  const longShare = Number(process.env.FLEET_LONG_SHARE ?? 0.1);
+export function planCall(rnd: () => number, longShare = 0.1): PlannedCall {
   if (rnd() < longShare) {
     const ms = Math.round(1500 + rnd() * 2500);
     return { ms, steps: Math.max(1, Math.round(ms / 250)) };

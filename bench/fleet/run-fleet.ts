@@ -38,6 +38,8 @@ export interface FleetOptions {
   forks: number;
   /** FLEET_SEED. Default 1. */
   seed: number;
+  /** FLEET_LONG_SHARE: share of bulk calls that are long (1.5-4 s, progress every 250 ms), 0..1. Default 0.1. */
+  longShare?: number;
 }
 
 export function fleetOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): FleetOptions {
@@ -49,7 +51,14 @@ export function fleetOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Fleet
     return n;
   };
   const calls = int('FLEET_CALLS', 1000, 1);
-  return { calls, concurrency: int('FLEET_CONCURRENCY', 8, 1), breaks: int('FLEET_BREAKS', Math.round(calls / 100), 0), forks: int('FLEET_FORKS', 3, 0), seed: int('FLEET_SEED', 1, 0) };
+  const o: FleetOptions = { calls, concurrency: int('FLEET_CONCURRENCY', 8, 1), breaks: int('FLEET_BREAKS', Math.round(calls / 100), 0), forks: int('FLEET_FORKS', 3, 0), seed: int('FLEET_SEED', 1, 0) };
+  const ls = env.FLEET_LONG_SHARE;
+  if (ls !== undefined && ls !== '') {
+    const x = Number(ls);
+    if (!(x >= 0 && x <= 1)) throw new Error(`FLEET_LONG_SHARE: a number from 0 to 1, got ${JSON.stringify(ls)}`);
+    o.longShare = x;
+  }
+  return o;
 }
 
 /** CPU seconds of a process so far (utime + stime of /proc/<pid>/stat). */
@@ -69,7 +78,7 @@ interface AppProcess {
 }
 
 async function startApp(mode: 'instrumented' | 'plain', otlpUrl: string, o: FleetOptions): Promise<AppProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, FLEET_MODE: mode, FLEET_OTLP_URL: otlpUrl, FLEET_CALLS: String(o.calls), FLEET_CONCURRENCY: String(o.concurrency), FLEET_BREAKS: String(o.breaks), FLEET_FORKS: String(o.forks), FLEET_SEED: String(o.seed), FORKWATCH_SESSION_SALT: SALT };
+  const env: NodeJS.ProcessEnv = { ...process.env, FLEET_MODE: mode, FLEET_OTLP_URL: otlpUrl, FLEET_CALLS: String(o.calls), FLEET_CONCURRENCY: String(o.concurrency), FLEET_BREAKS: String(o.breaks), FLEET_FORKS: String(o.forks), FLEET_SEED: String(o.seed), FLEET_LONG_SHARE: String(o.longShare ?? 0.1), FORKWATCH_SESSION_SALT: SALT };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, ['--conditions=forkwatch-source', '--import', 'tsx', 'bench/fleet/fleet-app.ts'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';

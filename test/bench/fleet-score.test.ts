@@ -43,6 +43,8 @@ test('fleetOptionsFromEnv: defaults, 1 % breaks, and a clear error on bad input'
   assert.equal(fleetOptionsFromEnv({ FLEET_CALLS: '5000' }).breaks, 50);
   assert.throws(() => fleetOptionsFromEnv({ FLEET_CALLS: '1e3x' }), /FLEET_CALLS: an integer >= 1/);
   assert.throws(() => fleetOptionsFromEnv({ FLEET_FORKS: '-1' }), /FLEET_FORKS/);
+  assert.equal(fleetOptionsFromEnv({ FLEET_LONG_SHARE: '0.25' }).longShare, 0.25);
+  assert.throws(() => fleetOptionsFromEnv({ FLEET_LONG_SHARE: '2' }), /FLEET_LONG_SHARE: a number from 0 to 1/);
 });
 
 test('sumMetric sums every label set of a counter, and planSeedRuns keeps the counts', () => {
