@@ -201,6 +201,15 @@ async function main(): Promise<void> {
     if (r.status !== 0) process.exitCode = r.status ?? 1;
   }
 
+  // Opt-in (minutes: apps, a proxy, the Collector and two detectors, each its own process): npm run bench -- fleet
+  if (only.includes('fleet')) {
+    console.log('\n# Fleet: instrumented apps and a proxied server -> the Collector gateway (collector/otel/gateway.yaml) -> two detectors (bench/fleet/)');
+    // From the sources under tsx, as the corpus: it drives test/e2e helpers and the demo's seed scenario.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const r = spawnSync(process.execPath, ['--conditions=forkwatch-source', '--import', 'tsx', 'bench/fleet-main.ts'], { cwd: root, stdio: 'inherit' });
+    if (r.status !== 0) process.exitCode = r.status ?? 1;
+  }
+
   if (want('statewrite')) {
     console.log('\n# Session-state write per commit, by session length: 64 sessions x 4 spans each between commits, real SQLite file (WAL);');
     console.log('# whole = every touched session rewritten whole (before schema 3), delta = a delta appended to its log (whole now and then); same rounds, alternating');
