@@ -111,3 +111,30 @@ def test_naive_rehydration_is_created_by_get_and_forked(spans, serve):
     assert resume["forkwatch.resume.last_event_found"] is False
     assert resume["forkwatch.session.incarnation"] == created[1]["forkwatch.session.incarnation"]
     c.close()
+
+
+def test_a_call_whose_received_span_went_out_has_its_answer_emitted_before_delete(spans, serve):
+    # The fleet bench's false orphan: the call outlived the delay (its request.received went out),
+    # was answered, and a DELETE right after dropped the buffered answer.
+    inst = ServerInstrumentation(tracer_provider=spans.provider, salt=SALT, request_span_delay_ms=50)
+    app, manager = sound_app(seed_server(steps=3, step_ms=100))
+    inst.observe_manager(manager)
+    c = RawClient(serve(app).url)
+    c.initialize()
+    ans = c.call_tool("slow_report", {"topic": "a"}, token="tok-1")
+    assert ans.status == 200 and any('"result"' in d for _, d in ans.events)
+    assert c.delete() == 200
+    spans.wait(lambda: spans.all("forkwatch.session.ended"))
+    [call] = [r for r in spans.attrs("forkwatch.request.received") if r["mcp.method.name"] == "tools/call"]
+    names = [s.name for s in spans.all()]
+    answers = [
+        i
+        for i, s in enumerate(spans.all())
+        if s.name == "forkwatch.sse.event"
+        and (s.attributes or {}).get("forkwatch.jsonrpc.kind") == "response"
+        and (s.attributes or {}).get("jsonrpc.request.id") == call["jsonrpc.request.id"]
+    ]
+    assert answers, names
+    assert answers[0] < names.index("forkwatch.session.ended")
+    assert inst.buffered_events == 0
+    c.close()

@@ -110,7 +110,7 @@ export class HeldRequests {
 
   /** Requests still unanswered when their session ends are what an orphan is made of: out now. */
   flush(state: TransportState): void {
-    if (state.unanswered.size > 0) this.sse.flush(state);
+    if (state.unanswered.size > 0 || (state.awaiting !== undefined && state.awaiting.size > 0)) this.sse.flush(state);
     for (const held of state.unanswered.values()) {
       this.deferred.delete(held);
       this.emit(held);
@@ -120,6 +120,11 @@ export class HeldRequests {
 
   private emit(held: HeldRequest): void {
     const { state, info, headers } = held;
+    // Its answer must go out too (SseRecorder.onSseEvent); bounded as the held requests are.
+    if (info.id !== undefined && info.method !== 'initialize') {
+      const awaiting = (state.awaiting ??= new Set());
+      if (awaiting.size < this.maxHeld) awaiting.add(info.id);
+    }
     let otelContext: Context | undefined;
     // The context the client put in params._meta (SEP-414) wins over the HTTP header's.
     const carrier = info.traceMeta ?? headers;

@@ -34,6 +34,12 @@ export interface TransportState {
   ring: EventRing | undefined;
   /** A moment happened on this incarnation: its events are emitted as they are sent. */
   hot: boolean;
+  /**
+   * Requests whose `forkwatch.request.received` went out unanswered, by JSON-RPC id: their answer's
+   * event is emitted (with the ring before it) the moment it is sent, or the detector would see a
+   * received request, a later session end and no answer (a false orphan).
+   */
+  awaiting?: Set<string>;
   /** SDK 1.x run stateless (`sessionIdGenerator: undefined`): its requests, for `request.handled`. */
   stateless?: StatelessTransportCalls;
 }

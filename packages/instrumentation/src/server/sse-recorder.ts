@@ -120,8 +120,12 @@ export class SseRecorder {
     slot.origin = ctx;
     // Digested and read only if a moment emits it (most slots are reused unread), while the
     // store's text budget lasts; past it, now.
-    if (!this.store.keepText(slot, ev.data)) this.read(slot, ev.data);
-    if (state.hot) this.flush(state);
+    // Read now while a request whose received span went out awaits its answer: that answer is a
+    // moment (HeldRequests.emit), the session's end may follow before any other.
+    const awaiting = state.awaiting !== undefined && state.awaiting.size > 0 ? state.awaiting : undefined;
+    if (awaiting !== undefined || !this.store.keepText(slot, ev.data)) this.read(slot, ev.data);
+    const answers = awaiting !== undefined && (slot.kind === 'response' || slot.kind === 'error') && slot.rpcId !== undefined && awaiting.delete(slot.rpcId);
+    if (state.hot || answers) this.flush(state);
   }
 
   /** Digests and reads an event's payload into its slot. */

@@ -321,8 +321,11 @@ class ServerInstrumentation(SseEventFacts):
             if p.timer is not None:
                 p.timer.cancel()
             self._emit_request(inc, inc.protocol_version, p.attrs, p.time_ns, p.context)
-            # The session's buffered events, once (later events are buffered again).
+            # The session's buffered events, once (later events are buffered again, but its answer
+            # is emitted when sent: see SseEventFacts.event_sent).
             self.rings.emit_all(inc, lambda ev: self._emit_event(inc, ev))
+            if len(inc.awaiting) < self.max_tracked_event_ids:
+                inc.awaiting.add(rid)
         except Exception:
             logger.debug("forkwatch: request span not emitted", exc_info=True)
 
@@ -352,6 +355,9 @@ class ServerInstrumentation(SseEventFacts):
             if inc.pending:
                 for rid in list(inc.pending):
                     self._request_due(inc, rid)
+            if inc.awaiting:
+                # Unanswered requests whose received span went out: what was sent since is evidence.
+                self.rings.emit_all(inc, lambda ev: self._emit_event(inc, ev))
             if inc.end_reason == "closed_by_client":
                 self.rings.drop(inc)
             attrs = self.emitter.common(inc.session_id, inc.id, inc.source, inc.protocol_version)

@@ -57,8 +57,13 @@ class SseEventFacts:
         ev = BufferedEvent(time.time_ns(), event_id, data, ex.context, extra)
         if inc.live or self.request_span_delay_ms == 0:
             self._emit_event(inc, ev)
-        else:
-            self.rings.add(inc, ev)
+            return
+        self.rings.add(inc, ev)
+        if inc.awaiting:
+            msgs = parse_messages(data)
+            if msgs and msgs[0].kind in ("response", "error") and msgs[0].id in inc.awaiting:
+                inc.awaiting.discard(msgs[0].id)
+                self.rings.emit_all(inc, lambda e: self._emit_event(inc, e))
 
     def _emit_event(self: ServerInstrumentation, inc: Incarnation, ev: BufferedEvent) -> None:
         a = self.emitter.common(inc.session_id, inc.id, inc.source, inc.protocol_version)
