@@ -11,6 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createServerInstrumentation } from '../../../packages/instrumentation/src/server/server-instrumentation.js';
 import {
   ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_REQUEST_DURATION_MS,
   ATTR_REQUEST_OUTCOME,
   ATTR_SIDE,
   SPAN_REQUEST_RECEIVED,
@@ -70,6 +72,9 @@ describe('server instrumentation: the client cancels a request', { timeout: 20_0
     assert.equal(settled.length, 1);
     assert.equal(attr(settled[0]!, ATTR_SIDE), 'server');
     assert.equal(attr(settled[0]!, ATTR_REQUEST_OUTCOME), 'cancelled');
+    assert.equal(attr(settled[0]!, ATTR_MCP_METHOD_NAME), 'tools/call');
+    const ms = attr(settled[0]!, ATTR_REQUEST_DURATION_MS);
+    assert.ok(typeof ms === 'number' && ms >= 50, `duration from the request's arrival: ${String(ms)}`);
     assert.equal(attr(settled[0]!, ATTR_JSONRPC_REQUEST_ID), attr(t.spans(SPAN_REQUEST_RECEIVED)[1]!, ATTR_JSONRPC_REQUEST_ID));
     const names = t.spans().map((s) => s.name);
     assert.ok(names.indexOf(SPAN_REQUEST_SETTLED) < names.indexOf(SPAN_SESSION_ENDED), 'settled, then ended');

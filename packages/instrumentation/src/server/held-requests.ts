@@ -7,6 +7,7 @@ import {
   ATTR_PROGRESS_TOKEN,
   ATTR_SESSION_INCARNATION,
   ATTR_SESSION_INCARNATION_SOURCE,
+  ATTR_REQUEST_DURATION_MS,
   ATTR_REQUEST_OUTCOME,
   HEADER_PROTOCOL_VERSION,
   SPAN_REQUEST_RECEIVED,
@@ -86,17 +87,22 @@ export class HeldRequests {
       this.deferred.delete(held);
       return;
     }
+    const now = epochNow();
+    const out = state.awaiting?.get(id);
+    state.awaiting?.delete(id);
     this.emitters.of(state).emit(
       SPAN_REQUEST_SETTLED,
       state.sessionId ?? state.transport.sessionId,
       {
         [ATTR_SESSION_INCARNATION]: state.incarnation || undefined,
         [ATTR_SESSION_INCARNATION_SOURCE]: state.incarnation ? (state.link ? 'server' : 'observed') : undefined,
+        [ATTR_MCP_METHOD_NAME]: out?.method,
         [ATTR_JSONRPC_REQUEST_ID]: id,
         [ATTR_REQUEST_OUTCOME]: 'cancelled',
+        [ATTR_REQUEST_DURATION_MS]: out !== undefined ? now - out.at : undefined,
       },
       undefined,
-      epochNow(),
+      now,
     );
   }
 
@@ -122,8 +128,8 @@ export class HeldRequests {
     const { state, info, headers } = held;
     // Its answer must go out too (SseRecorder.onSseEvent); bounded as the held requests are.
     if (info.id !== undefined && info.method !== 'initialize') {
-      const awaiting = (state.awaiting ??= new Set());
-      if (awaiting.size < this.maxHeld) awaiting.add(info.id);
+      const awaiting = (state.awaiting ??= new Map());
+      if (awaiting.size < this.maxHeld) awaiting.set(info.id, { method: info.method, at: held.at });
     }
     let otelContext: Context | undefined;
     // The context the client put in params._meta (SEP-414) wins over the HTTP header's.

@@ -35,11 +35,12 @@ export interface TransportState {
   /** A moment happened on this incarnation: its events are emitted as they are sent. */
   hot: boolean;
   /**
-   * Requests whose `forkwatch.request.received` went out unanswered, by JSON-RPC id: their answer's
-   * event is emitted (with the ring before it) the moment it is sent, or the detector would see a
-   * received request, a later session end and no answer (a false orphan).
+   * Requests whose `forkwatch.request.received` went out unanswered, by JSON-RPC id (method, arrival
+   * in epoch ms): their answer's event is emitted (with the ring before it) the moment it is sent, or
+   * the detector would see a received request, a later session end and no answer (a false orphan);
+   * a client's cancel of one is settled with its method and duration.
    */
-  awaiting?: Set<string>;
+  awaiting?: Map<string, { method: string | undefined; at: number }>;
   /** SDK 1.x run stateless (`sessionIdGenerator: undefined`): its requests, for `request.handled`. */
   stateless?: StatelessTransportCalls;
 }
