@@ -1,4 +1,5 @@
-import type { JsonRpcInfo } from './building-blocks.js';
+import type { IncomingMessage } from 'node:http';
+import { describeText, type JsonRpcInfo } from './building-blocks.js';
 
 /**
  * Ids of the requests that the `notifications/cancelled` messages of a POST body name
@@ -23,4 +24,25 @@ export function cancelledRequestIds(infos: readonly JsonRpcInfo[], body: string 
     if (typeof id === 'string' || typeof id === 'number') out.push(String(id));
   }
   return out;
+}
+
+/**
+ * Reads a request's body that goes nowhere else (a POST the guard refuses) for the requests its
+ * `notifications/cancelled` name, and hands them to `onIds` when it ends. A body over `maxBytes`
+ * (`--max-parse-bytes`) is drained unread.
+ */
+export function readCancelledIds(req: IncomingMessage, maxBytes: number, onIds: (ids: string[]) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= maxBytes) chunks.push(c);
+  });
+  req.on('end', () => {
+    if (size > maxBytes) return;
+    const text = Buffer.concat(chunks).toString('utf8');
+    const ids = cancelledRequestIds(describeText(text, maxBytes), text);
+    if (ids.length > 0) onIds(ids);
+  });
+  req.on('error', () => undefined);
 }

@@ -13,7 +13,7 @@ import {
   type JsonRpcInfo,
   type SseEvent,
 } from './building-blocks.js';
-import { cancelledRequestIds } from './cancelled-requests.js';
+import { cancelledRequestIds, readCancelledIds } from './cancelled-requests.js';
 import { describeEvent } from './event-info.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
@@ -87,7 +87,10 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   const arrivedAt = epochNow();
   let session = presented !== undefined ? table.get(presented) : undefined;
   if (opts.guard && session?.lost) {
-    req.resume();
+    // Refused without going upstream, but still read: a stock client's cancel of a call the lost
+    // session left hanging (sent at its timeout) is the proxy's only evidence of that hang.
+    if (method === 'POST' && presented !== undefined) readCancelledIds(req, opts.maxParseBytes, (ids) => ctx.requests.cancelled(presented, ids));
+    else req.resume();
     refuse(ctx, res, 'sessionLost');
     return;
   }

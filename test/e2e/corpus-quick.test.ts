@@ -30,6 +30,9 @@ const CELLS: CorpusCell[] = [
   // Issue 24: server-everything loses the answer of a resumed call; the proxy sees the hang only by
   // the stock client's cancel on its timeout, which the run used to cut off by closing at once.
   cell('proxy/everything', 'everything', 'stock', 'cut-healthy'),
+  // Issue 24: under --guard the lost session's later POSTs were refused unread, so the stock
+  // client's cancel at its timeout (the proxy's only evidence of the hang) was never seen.
+  cell('proxy --guard/ts-1.x', 'naive', 'stock', 'cut-reap'),
 ];
 
 /**
