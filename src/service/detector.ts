@@ -160,7 +160,7 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
       notReadyReason: () => (p.storageFailing ? `storage: ${p.storageError ?? 'commit failed'}` : ready ? undefined : 'starting or stopping'),
     });
     const otlpAddr = await listenOrExplain(config.host, config.otlpPort, '--otlp-port', () => otlp!.listen({ host: config.host, port: config.otlpPort }));
-    // grpc-js logs its own bind failure before throwing: a busy port is reported before it tries.
+    // Checked before the gRPC receiver starts, so that a busy port is one FORKWATCH_ERR_LISTEN line.
     await probePort(config.host, config.otlpGrpcPort, '--otlp-grpc-port');
     const grpcPort = await listenOrExplain(config.host, config.otlpGrpcPort, '--otlp-grpc-port', () => grpc!.listen(config.host, config.otlpGrpcPort));
     const grpcAddr = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${grpcPort}`;

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { createError, ForkwatchError } from '../errors.js';
 
-/** Why binding a port failed, in words, from a Node or grpc-js error; undefined when it was not a bind failure. */
+/** Why binding a port failed, in words, from a Node error (or a gRPC library's, for embedders); undefined when it was not a bind failure. */
 export function bindFailure(err: unknown): string | undefined {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : undefined;
@@ -33,7 +33,7 @@ export async function listenOrExplain<T>(host: string, port: number, flag: strin
 
 /**
  * Binds and closes a plain TCP server on `host:port` (port 0 always passes): lets a caller report
- * a busy port before handing it to a library that logs the failure itself (grpc-js).
+ * a busy port before handing it to code that would report the failure its own way.
  */
 export async function probePort(host: string, port: number, flag: string): Promise<void> {
   if (port === 0) return;
