@@ -4,7 +4,6 @@ import {
   HEADER_PROTOCOL_VERSION,
   HEADER_SESSION_ID,
   HEADER_SESSION_INCARNATION,
-  JSONRPC_SESSION_NOT_FOUND,
   SseParser,
   describeText,
   epochNow,
@@ -19,42 +18,15 @@ import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
 import { passInitialize } from './pass-initialize.js';
-import type { EventHistory, EventOrigin } from './event-history.js';
+import type { EventOrigin } from './event-history.js';
 import { payloadPrint } from './payload-print.js';
-import type { PendingRequests } from './pending-requests.js';
-import type { ResolvedProxyOptions } from './proxy-options.js';
-import type { ProxyStats } from './proxy-stats.js';
-import type { PendingResume, ProxySession, SessionTable } from './session-table.js';
+import type { PendingResume, ProxySession } from './session-table.js';
 import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
-import type { WireSpans } from './wire-spans.js';
-
-/** What every exchange shares: one per proxy. */
-export interface ProxyContext {
-  opts: ResolvedProxyOptions;
-  agent: http.Agent;
-  table: SessionTable;
-  spans: WireSpans;
-  stats: ProxyStats;
-  requests: PendingRequests;
-  history: EventHistory;
-  /** Stateless exchanges so far: the scope of their requests' ids. */
-  exchanges: number;
-}
+import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
 
 /** What an event without data describes. */
 const NO_INFO: JsonRpcInfo[] = [{ kind: 'none' }];
-
-/** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */
-export const JSONRPC_UPSTREAM_ERROR = -32603;
-
-type GuardRule = 'resumeForked' | 'answerForked' | 'sessionReissued' | 'sessionLost';
-
-/** Answers 404 / -32001 in the upstream's stead, as an SDK transport does for an unknown session. */
-function refuse(ctx: ProxyContext, res: ServerResponse, rule: GuardRule): void {
-  ctx.stats.guardRefusals[rule]++;
-  writeJsonRpcError(res, 404, JSONRPC_SESSION_NOT_FOUND, 'Session not found', { reason: `forkwatch proxy: ${rule}` });
-}
 
 /**
  * The head of an SSE answer goes out with its first chunk, as a bare pipe sends it; alone (a

@@ -20,4 +20,4 @@ export {
 } from './proxy-options.js';
 export type { ProxyOptions, ResolvedProxyOptions } from './proxy-options.js';
 export type { ProxyStats } from './proxy-stats.js';
-export { JSONRPC_UPSTREAM_ERROR } from './exchange.js';
+export { JSONRPC_UPSTREAM_ERROR } from './proxy-context.js';
