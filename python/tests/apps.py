@@ -6,6 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
+import anyio
 from counter_event_store import CounterEventStore
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -24,6 +25,25 @@ def seed_server(steps: int = 3, step_ms: float = 20) -> MCPServer:
         for i in range(steps):
             await ctx.report_progress(i + 1, steps, f"step {i + 1}")
             await asyncio.sleep(step_ms / 1000)
+        return f"report on {topic}: python"
+
+    return server
+
+
+def cancellable_server(cleanup_ms: float = 1000) -> MCPServer:
+    """`slow_report` reports progress once, then works for 5 s; cancelled, it cleans up for
+    `cleanup_ms` (shielded) before the SDK answers the cancelled request (`-32800`, 2025 wire)."""
+    server = MCPServer("forkwatch-python-test")
+
+    @server.tool()
+    async def slow_report(topic: str, ctx: Context) -> str:
+        """Reports on `topic` slowly, with one progress notification."""
+        await ctx.report_progress(1, 2, "step 1")
+        try:
+            await asyncio.sleep(5)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(cleanup_ms / 1000)
         return f"report on {topic}: python"
 
     return server

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import re
 
-from apps import naive_app, seed_server, sound_app
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from apps import cancellable_server, naive_app, seed_server, sound_app
+from cancel_tap import CancelTap
 from forkwatch_instrumentation import ServerInstrumentation, session_key
 from raw_client import RawClient
 
@@ -138,3 +145,73 @@ def test_a_call_whose_received_span_went_out_has_its_answer_emitted_before_delet
     assert answers[0] < names.index("forkwatch.session.ended")
     assert inst.buffered_events == 0
     c.close()
+
+
+async def _cancelled_call(spans, serve, delay_ms: int, went_out: bool):
+    """The SDK client's app cancels a slow call after its first progress notification (once its
+    request.received went out, when `went_out`), then closes the session (DELETE)."""
+    inst = ServerInstrumentation(tracer_provider=spans.provider, salt=SALT, request_span_delay_ms=delay_ms)
+    # The SDK answers a cancelled request (-32800) once its handler is done, which would unhold it
+    # like any answer: the tool's 1 s cleanup puts that answer after the session's end, so only
+    # the cancel itself can tell the instrumentation the client stopped waiting.
+    app, manager = sound_app(cancellable_server(cleanup_ms=1000))
+    inst.observe_manager(manager)
+    url = serve(app).url
+    tap = CancelTap(httpx2.AsyncHTTPTransport())
+    progressed = anyio.Event()
+
+    async def on_progress(p, total, message):
+        progressed.set()
+
+    def call_received() -> bool:
+        return any(r["mcp.method.name"] == "tools/call" for r in spans.attrs("forkwatch.request.received"))
+
+    with anyio.fail_after(15):
+        async with httpx2.AsyncClient(transport=tap, timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(
+                            lambda: session.call_tool("slow_report", {"topic": "x"}, progress_callback=on_progress)
+                        )
+                        await progressed.wait()
+                        while went_out and not call_received():
+                            await anyio.sleep(0.02)
+                        tg.cancel_scope.cancel()  # the app aborts its call: the SDK sends notifications/cancelled
+                    await tap.cancel_answered.wait()
+    spans.wait(lambda: spans.all("forkwatch.session.ended"))
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_while_held_emits_nothing_when_the_session_then_ends(spans, serve):
+    await _cancelled_call(spans, serve, delay_ms=10_000, went_out=False)
+    [ended] = spans.attrs("forkwatch.session.ended")
+    assert ended["forkwatch.session.end_reason"] == "closed_by_client"
+    # Without the cancel read, the session's end would emit the held call as received and unanswered.
+    assert [r["mcp.method.name"] for r in spans.attrs("forkwatch.request.received")] == ["initialize"]
+    assert spans.all("forkwatch.request.settled") == []
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_after_its_received_span_went_out_is_settled_cancelled_before_the_end(spans, serve):
+    await _cancelled_call(spans, serve, delay_ms=50, went_out=True)
+    [call] = [r for r in spans.attrs("forkwatch.request.received") if r["mcp.method.name"] == "tools/call"]
+    [settled] = spans.attrs("forkwatch.request.settled")
+    assert settled["forkwatch.side"] == "server"
+    assert settled["forkwatch.request.outcome"] == "cancelled"
+    assert settled["mcp.method.name"] == "tools/call"
+    assert settled["jsonrpc.request.id"] == call["jsonrpc.request.id"]
+    assert settled["forkwatch.session.key"] == call["forkwatch.session.key"]
+    assert settled["forkwatch.session.incarnation"] == call["forkwatch.session.incarnation"]
+    # From the request's arrival (it outlived the 50 ms delay), stamped when the cancel was read.
+    assert (
+        isinstance(settled["forkwatch.request.duration_ms"], float) and settled["forkwatch.request.duration_ms"] >= 50
+    )
+    names = [s.name for s in spans.all()]
+    assert names.index("forkwatch.request.settled") < names.index("forkwatch.session.ended")
+    [settled_span] = spans.all("forkwatch.request.settled")
+    [call_span] = [
+        s for s in spans.all("forkwatch.request.received") if (s.attributes or {})["mcp.method.name"] == "tools/call"
+    ]
+    assert settled_span.start_time - call_span.start_time >= 50_000_000

@@ -34,6 +34,11 @@ def _id(v: Any) -> str | None:
     return None
 
 
+def cancelled_request_id(params: Any) -> str | None:
+    """`params.requestId` of a `notifications/cancelled`, in the form request ids are recorded; or None."""
+    return _id(params.get("requestId")) if isinstance(params, dict) else None
+
+
 def _token(v: Any) -> str | None:
     if isinstance(v, bool) or v is None:
         return None

@@ -9,7 +9,7 @@ from opentelemetry import propagate
 from opentelemetry.context import Context
 
 from forkwatch_instrumentation.emitter import logger
-from forkwatch_instrumentation.jsonrpc import parse_messages
+from forkwatch_instrumentation.jsonrpc import cancelled_request_id, parse_messages
 from forkwatch_instrumentation.semconv import (
     ATTR_GEN_AI_TOOL_NAME,
     ATTR_JSONRPC_REQUEST_ID,
@@ -117,6 +117,11 @@ class Exchange:
                     self.protocol_version = inc.protocol_version = pv[:256]
             self.inst.created(inc, self, first or "unknown")
         for m in msgs:
+            if m.kind == "notification" and m.method == "notifications/cancelled":
+                rid = cancelled_request_id(m.params)
+                if rid is not None:
+                    self.inst.cancelled(inc, rid)
+                continue
             if m.kind != "request" or m.id is None or m.method is None:
                 continue
             attrs: dict[str, Any] = {ATTR_MCP_METHOD_NAME: m.method, ATTR_JSONRPC_REQUEST_ID: m.id}
@@ -155,6 +160,7 @@ class Exchange:
                     for m in parse_messages(bytes(self._json).decode("utf-8", "replace")):
                         if m.kind in ("response", "error") and m.id is not None:
                             self.inst.response_seen(self.inc, m.id)
+                            self.inc.awaiting.pop(m.id, None)
                     self._json = None
 
     def _on_start(self, status: int, headers: Any) -> None:

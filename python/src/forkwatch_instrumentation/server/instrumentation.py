@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import time
 import weakref
 from collections import OrderedDict
 from typing import Any
 
-from opentelemetry.context import Context
 from opentelemetry.trace import TracerProvider
 
 from forkwatch_instrumentation.digests import cut
@@ -24,14 +21,14 @@ from forkwatch_instrumentation.semconv import (
     ATTR_SESSION_CLIENT_SUPPLIED_ID,
     ATTR_SESSION_CREATED_BY,
     ATTR_SESSION_END_REASON,
-    SPAN_REQUEST_RECEIVED,
     SPAN_RESUME,
     SPAN_SESSION_CREATED,
     SPAN_SESSION_ENDED,
 )
 from forkwatch_instrumentation.server.exchange import Exchange, header, trace_context
+from forkwatch_instrumentation.server.requests import RequestFacts
 from forkwatch_instrumentation.server.sse_events import SseEventFacts
-from forkwatch_instrumentation.server.state import Incarnation, PendingRequest
+from forkwatch_instrumentation.server.state import Incarnation
 from forkwatch_instrumentation.server.wrappers import ObservedEventStore, ObservedTransports
 
 # Set by the manager wrapper around one request; the transport wrapper marks it served.
@@ -51,7 +48,7 @@ def resume_outcome(status: int, created_here: bool) -> str:
     return "rejected_other"
 
 
-class ServerInstrumentation(SseEventFacts):
+class ServerInstrumentation(RequestFacts, SseEventFacts):
     """Observes `StreamableHTTPSessionManager`s and their transports; never changes what they answer.
 
     Args (every bound a whole number; a bad value falls back to its default with a warning):
@@ -288,53 +285,6 @@ class ServerInstrumentation(SseEventFacts):
         """A request answered under another session id than it presented: a moment for both."""
         self._moment(presented, None)
         self._moment(inc.session_id, inc)
-
-    def request_read(
-        self, inc: Incarnation, ex: Exchange, attrs: dict[str, Any], ctx: Context | None, rid: str, method: str
-    ) -> None:
-        now = time.time_ns()
-        if method == "initialize" or self.request_span_delay_ms == 0:
-            self._emit_request(inc, ex.protocol_version, attrs, now, ctx)
-            return
-        p = PendingRequest(now, attrs, ctx)
-        old = inc.pending.pop(rid, None)
-        if old is not None and old.timer is not None:
-            old.timer.cancel()
-        inc.pending[rid] = p
-        try:
-            p.timer = asyncio.get_running_loop().call_later(
-                self.request_span_delay_ms / 1000, self._request_due, inc, rid
-            )
-        except RuntimeError:  # no asyncio loop (trio): emit at once rather than lose it
-            self._request_due(inc, rid)
-
-    def response_seen(self, inc: Incarnation, rid: str) -> None:
-        p = inc.pending.pop(rid, None)
-        if p is not None and p.timer is not None:
-            p.timer.cancel()
-
-    def _request_due(self, inc: Incarnation, rid: str) -> None:
-        try:
-            p = inc.pending.pop(rid, None)
-            if p is None:
-                return
-            if p.timer is not None:
-                p.timer.cancel()
-            self._emit_request(inc, inc.protocol_version, p.attrs, p.time_ns, p.context)
-            # The session's buffered events, once (later events are buffered again, but its answer
-            # is emitted when sent: see SseEventFacts.event_sent).
-            self.rings.emit_all(inc, lambda ev: self._emit_event(inc, ev))
-            if len(inc.awaiting) < self.max_tracked_event_ids:
-                inc.awaiting.add(rid)
-        except Exception:
-            logger.debug("forkwatch: request span not emitted", exc_info=True)
-
-    def _emit_request(
-        self, inc: Incarnation, pv: str | None, attrs: dict[str, Any], t: int, ctx: Context | None
-    ) -> None:
-        a = self.emitter.common(inc.session_id, inc.id, inc.source, pv)
-        a.update(attrs)
-        self.emitter.emit(SPAN_REQUEST_RECEIVED, a, start_ns=t, end_ns=t, context=ctx)
 
     def _moment(self, session_id: str, serving: Incarnation | None) -> None:
         """Emit the buffered events of every incarnation of `session_id` that did not end by DELETE."""

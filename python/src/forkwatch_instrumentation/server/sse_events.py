@@ -55,15 +55,21 @@ class SseEventFacts:
         if stream is not None:
             extra[ATTR_SSE_STREAM_ID] = cut(stream)
         ev = BufferedEvent(time.time_ns(), event_id, data, ex.context, extra)
+        answers = False
+        if inc.awaiting:
+            msgs = parse_messages(data)
+            # Answered: no longer awaiting, so a cancel racing the answer is not settled as cancelled.
+            answers = (
+                bool(msgs)
+                and msgs[0].kind in ("response", "error")
+                and inc.awaiting.pop(msgs[0].id or "", None) is not None
+            )
         if inc.live or self.request_span_delay_ms == 0:
             self._emit_event(inc, ev)
             return
         self.rings.add(inc, ev)
-        if inc.awaiting:
-            msgs = parse_messages(data)
-            if msgs and msgs[0].kind in ("response", "error") and msgs[0].id in inc.awaiting:
-                inc.awaiting.discard(msgs[0].id)
-                self.rings.emit_all(inc, lambda e: self._emit_event(inc, e))
+        if answers:
+            self.rings.emit_all(inc, lambda e: self._emit_event(inc, e))
 
     def _emit_event(self: ServerInstrumentation, inc: Incarnation, ev: BufferedEvent) -> None:
         a = self.emitter.common(inc.session_id, inc.id, inc.source, inc.protocol_version)

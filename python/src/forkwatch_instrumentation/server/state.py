@@ -45,9 +45,10 @@ class Incarnation:
     has_store: bool = False
     """The transport has an event store this instrumentation wrapped (so `stored` is its log)."""
     pending: dict[str, PendingRequest] = field(default_factory=dict)
-    awaiting: set[str] = field(default_factory=set)
-    """Requests whose `forkwatch.request.received` went out unanswered: their answer's event is a
-    moment (emitted with the buffer before it), or a later session end would read as their orphaning."""
+    awaiting: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Requests whose `forkwatch.request.received` went out unanswered -> (method, arrival ns): their
+    answer's event is a moment (emitted with the buffer before it), or a later session end would read
+    as their orphaning; a client's cancel of one is settled with its method and duration."""
     manager: Any = None
 
     def remember(self, table: OrderedDict[str, Any], key: str, value: Any, limit: int) -> None:
