@@ -19,6 +19,8 @@ export interface GuardedServerOptions {
   instrumentation?: ServerInstrumentation;
   /** Largest POST body read, bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /** The guard's `maxEventsPerSession` (a small log makes a late resume's cursor evicted: 409). Default the guard's. */
+  maxEventsPerSession?: number;
   /** Narration of server-side moments (session created, reaped, resume refused). Errors are ignored. */
   onNote?: (what: string) => void;
   /** The server SDK. Default 1.x. */
@@ -40,6 +42,7 @@ export async function startGuardedServer(opts: GuardedServerOptions = {}): Promi
     reapIntervalMs: opts.reapIntervalMs ?? Math.max(10, Math.floor(reapAfterMs / 6)),
     instrumentation: opts.instrumentation,
     maxBodyBytes: opts.maxBodyBytes,
+    ...(opts.maxEventsPerSession !== undefined ? { maxEventsPerSession: opts.maxEventsPerSession } : {}),
   });
   // The guard reports reaps only as counters: narrate them by watching the counter.
   let reapedSeen = 0;
