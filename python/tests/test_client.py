@@ -10,7 +10,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from apps import naive_app, seed_server, sound_app
+from apps import cancellable_server, naive_app, seed_server, sound_app
+from cancel_tap import CancelTap
 from faults import PartitionTransport
 from forkwatch_instrumentation import ServerInstrumentation, session_key
 from forkwatch_instrumentation.client import ClientInstrumentation
@@ -84,3 +85,34 @@ async def test_partition_then_rehydrated_session_fork_is_visible_on_both_sides(s
     assert resumes[0]["forkwatch.resume.last_event_id"] in {e["forkwatch.sse.event.id"] for e in events}
     assert session_key("x", SALT) != key
     _ = timedelta
+
+
+@pytest.mark.anyio
+async def test_a_call_the_app_cancels_is_settled_cancelled_whatever_the_sdk_reads_after(spans, serve):
+    # mcp answers a cancelled request -32800 on the 2025 wire; whether the SDK still reads it is a race
+    # (an unsettled call then reads as orphaned when the session ends). The cancel on the wire decides.
+    app, _ = sound_app(cancellable_server(cleanup_ms=1000))
+    url = serve(app).url
+    ci = ClientInstrumentation(tracer_provider=spans.provider, salt=SALT)
+    tap = CancelTap(httpx2.AsyncHTTPTransport())
+    progressed = anyio.Event()
+
+    async def on_progress(p, total, message):
+        progressed.set()
+
+    with anyio.fail_after(15):
+        async with httpx2.AsyncClient(transport=ci.wrap_transport(tap), timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(ci.attach(read), write) as session:
+                    await session.initialize()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(
+                            lambda: session.call_tool("slow_report", {"topic": "x"}, progress_callback=on_progress)
+                        )
+                        await progressed.wait()
+                        tg.cancel_scope.cancel()
+                    await tap.cancel_answered.wait()
+    settled = [s for s in spans.attrs("forkwatch.request.settled", "client") if s["mcp.method.name"] == "tools/call"]
+    assert [s["forkwatch.request.outcome"] for s in settled] == ["cancelled"]
+    [sent] = [s for s in spans.attrs("forkwatch.request.sent", "client") if s["mcp.method.name"] == "tools/call"]
+    assert settled[0]["jsonrpc.request.id"] == sent["jsonrpc.request.id"]

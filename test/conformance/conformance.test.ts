@@ -6,7 +6,10 @@
  * exports replayed into a real detector (`forkwatch serve`, dist/) and the findings compared.
  * Scenarios: `reap-rehydrate` (the seed's fork against a naive rehydrating server, stock client),
  * `reap-404` (the same script against a server that answers the reaped session's resume 404, as the
- * SDKs do) and `no-fork` (a healthy resume: the partition shorter than the reap).
+ * SDKs do), `no-fork` (a healthy resume: the partition shorter than the reap), `409` (the same cut
+ * against a guarded server whose two-event log no longer holds the resume's cursor: answered 409)
+ * and `cancel` (the app aborts its slow call after its request.received went out, then closes the
+ * session: no finding; test/conformance/ts-pairs.ts plays the TypeScript side).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,6 +28,7 @@ import type { SpanRecord } from '../../src/model/span-record.js';
 import { CLI, startDetector, type DetectorProcess } from '../e2e/helpers/detector.js';
 import { pythonVenv, PYTHON_REQUIREMENTS } from '../e2e/helpers/python-venv.js';
 import { OtlpSink, type ReceivedExport } from './otlp-sink.js';
+import { guarded409, runTsCancel } from './ts-pairs.js';
 import { readSchema, REQUIRED, violations } from './telemetry-schema.js';
 
 const SALT = 'conformance-salt';
@@ -39,7 +43,7 @@ const PY_SCRIPT = fileURLToPath(new URL('../fixtures/python/conformance_pair.py'
 const PY_SRC = fileURLToPath(new URL('../../python/src', import.meta.url));
 const PY_SERVER = fileURLToPath(new URL('../fixtures/python/seed_server.py', import.meta.url));
 
-type Scenario = 'reap-rehydrate' | 'reap-404' | 'no-fork';
+type Scenario = 'reap-rehydrate' | 'reap-404' | 'no-fork' | '409' | 'cancel';
 interface Run {
   spans: SpanRecord[];
   exports: ReceivedExport[];
@@ -76,7 +80,26 @@ async function runTs(scenario: Scenario, pythonServer = false): Promise<Run> {
   const sdk404 = async (t: { reapAfterMs: number; steps: number; stepMs: number }) =>
     startNaiveServer({ ...t, rehydrate: false, instrumentation: createServerInstrumentation({ tracerProvider: p.server, salt: SALT }) });
   try {
-    await runSeedScenario({
+    if (scenario === 'cancel') await runTsCancel(p, SALT);
+    // 409: the Python pair's cut (after the call's second progress notification, 700 ms; the
+    // tap counts every event with an id: the initialize POST's priming event and answer, the call's
+    // priming event, then its progress), healthy (the network heals without waiting for a reap):
+    // by the resume the guard's two-event log has moved on.
+    else if (scenario === '409')
+      await runSeedScenario({
+        server: 'guarded',
+        client: 'stock',
+        healthy: true,
+        salt: SALT,
+        tracerProviders: p,
+        steps: 5,
+        stepMs: 150,
+        partitionAfterEvents: 5,
+        partitionMs: 700,
+        startServer: guarded409(p.server, SALT),
+      });
+    else
+      await runSeedScenario({
       server: 'naive',
       client: 'stock',
       healthy: scenario === 'no-fork',
@@ -169,7 +192,24 @@ async function findingKinds(run: Run): Promise<string[]> {
   }
 }
 
-for (const scenario of ['reap-rehydrate', 'reap-404', 'no-fork'] as const) {
+/** The server's own account of what the scenario is about, so that a run that missed it fails. */
+function serverSaw(run: Run, scenario: Scenario): void {
+  const server = run.spans.filter((s) => s.attributes['forkwatch.side'] === 'server');
+  if (scenario === '409') {
+    const outcomes = server.filter((s) => s.name === 'forkwatch.resume').map((s) => s.attributes['forkwatch.resume.outcome']);
+    assert.ok(outcomes.includes('rejected_gap'), `resume outcomes: ${outcomes.join(', ')}`);
+  } else if (scenario === 'cancel') {
+    const settled = server.filter((s) => s.name === 'forkwatch.request.settled').map((s) => s.attributes);
+    assert.deepEqual(
+      settled.map((a) => [a['mcp.method.name'], a['forkwatch.request.outcome']]),
+      [['tools/call', 'cancelled']],
+    );
+    assert.ok(Number(settled[0]!['forkwatch.request.duration_ms']) >= 100, 'from the arrival of a call held 100 ms');
+    assert.ok(server.some((s) => s.name === 'forkwatch.session.ended' && s.attributes['forkwatch.session.end_reason'] === 'closed_by_client'));
+  }
+}
+
+for (const scenario of ['reap-rehydrate', 'reap-404', 'no-fork', '409', 'cancel'] as const) {
   for (const lang of ['ts', 'python'] as const) {
     test(`conformance ${lang} ${scenario}: every span holds to docs/telemetry.md`, { skip, timeout: 90_000 }, async (t) => {
       const run = lang === 'ts' ? await runTs(scenario) : await runPython(scenario);
@@ -178,6 +218,7 @@ for (const scenario of ['reap-rehydrate', 'reap-404', 'no-fork'] as const) {
       t.diagnostic(`${run.spans.length} spans: ${names.join(', ')}`);
       assert.ok(run.spans.length > 0);
       assert.deepEqual(checkRun(run), []);
+      serverSaw(run, scenario);
     });
   }
   test(`conformance ${scenario}: the detector's findings are the same for TypeScript and Python`, { skip, timeout: 90_000 }, async (t) => {
@@ -189,18 +230,18 @@ for (const scenario of ['reap-rehydrate', 'reap-404', 'no-fork'] as const) {
     const settled = (r: Run): string[] =>
       r.spans.filter((x) => x.name === 'forkwatch.request.settled' && x.attributes['mcp.method.name'] === 'tools/call').map((x) => String(x.attributes['forkwatch.request.outcome']));
     t.diagnostic(`tools/call settled: ts [${settled(ts).join(', ')}] python [${settled(py).join(', ')}]`);
-    if (scenario === 'reap-404') {
+    if (scenario === 'reap-404' || scenario === '409') {
       // The SDKs differ here, not the instrumentation: the TypeScript SDK client waits on the call
-      // whose resume was answered 404 until its timeout (an orphaned progress token), the Python
-      // SDK (mcp 2.3.0) gives up after its reconnection attempts and fails the call (settled, so
-      // never an orphan). Every other finding must be the same.
+      // whose resume was answered 404 (or 409) until its timeout (an orphaned progress token), the
+      // Python SDK (mcp 2.3.0) gives up after its reconnection attempts and fails the call
+      // (settled, so never an orphan). Every other finding must be the same.
       const noOrphan = (k: string[]): string[] => k.filter((x) => x !== 'orphaned_progress_token');
       assert.deepEqual(noOrphan(pyKinds), noOrphan(tsKinds));
       assert.equal(tsKinds.includes('orphaned_progress_token'), settled(ts).includes('timeout'));
       assert.equal(pyKinds.includes('orphaned_progress_token'), settled(py).includes('timeout'));
     } else assert.deepEqual(pyKinds, tsKinds);
     if (scenario === 'reap-rehydrate') assert.ok(tsKinds.includes('minted_on_resume'), JSON.stringify(tsKinds));
-    else if (scenario === 'reap-404') assert.ok(!tsKinds.includes('minted_on_resume'), JSON.stringify(tsKinds));
+    else if (scenario === 'reap-404' || scenario === '409') assert.ok(!tsKinds.includes('minted_on_resume'), JSON.stringify(tsKinds));
     else assert.deepEqual(tsKinds, []);
   });
 }

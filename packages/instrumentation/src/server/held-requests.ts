@@ -87,19 +87,23 @@ export class HeldRequests {
       this.deferred.delete(held);
       return;
     }
-    const now = epochNow();
     const out = state.awaiting?.get(id);
+    // Not awaiting: answered already (the SDK client's cancel on its own timeout can follow the
+    // answer), or never seen. Nothing was left waiting, and a span here would lack the method and
+    // duration docs/telemetry.md requires (the conformance 409 run's timed-out call found it).
+    if (out === undefined) return;
     state.awaiting?.delete(id);
+    const now = epochNow();
     this.emitters.of(state).emit(
       SPAN_REQUEST_SETTLED,
       state.sessionId ?? state.transport.sessionId,
       {
         [ATTR_SESSION_INCARNATION]: state.incarnation || undefined,
         [ATTR_SESSION_INCARNATION_SOURCE]: state.incarnation ? (state.link ? 'server' : 'observed') : undefined,
-        [ATTR_MCP_METHOD_NAME]: out?.method,
+        [ATTR_MCP_METHOD_NAME]: out.method,
         [ATTR_JSONRPC_REQUEST_ID]: id,
         [ATTR_REQUEST_OUTCOME]: 'cancelled',
-        [ATTR_REQUEST_DURATION_MS]: out !== undefined ? now - out.at : undefined,
+        [ATTR_REQUEST_DURATION_MS]: now - out.at,
       },
       undefined,
       now,

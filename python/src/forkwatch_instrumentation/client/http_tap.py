@@ -79,6 +79,8 @@ class _ClientExchange:
                     if m.kind == "request" and m.id is not None and m.method is not None:
                         self.request_ids.append(m.id)
                         inst.request_written(self, m)
+                    elif m.kind == "notification" and m.method == "notifications/cancelled":
+                        inst.cancel_written(self, m)
                 if self.request_ids:
                     self.stream_name = f"post:{self.request_ids[0]}"
         elif self.last_event_id is not None and self.presented_sid is not None:

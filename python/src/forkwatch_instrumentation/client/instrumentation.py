@@ -22,7 +22,7 @@ from forkwatch_instrumentation.digests import cut
 from forkwatch_instrumentation.emitter import SpanEmitter, env_bool, env_int, whole
 from forkwatch_instrumentation.event_ring import EventRings
 from forkwatch_instrumentation.guard.session_fork_error import FORK_ERROR_CODE
-from forkwatch_instrumentation.jsonrpc import MessageInfo
+from forkwatch_instrumentation.jsonrpc import MessageInfo, cancelled_request_id
 from forkwatch_instrumentation.semconv import (
     ATTR_GEN_AI_TOOL_NAME,
     ATTR_HTTP_REQUEST_METHOD,
@@ -216,6 +216,18 @@ class ClientInstrumentation(SseEventFacts):
         self.emitter.emit(SPAN_REQUEST_SETTLED, a)
         if outcome not in ("answered", "error") and r.session_id is not None:
             self.rings.emit_all(r.session_id, lambda ev, sid=r.session_id: self._emit_event(sid, ev, None))
+
+    def cancel_written(self, ex: _ClientExchange, m: MessageInfo) -> None:
+        """The app's `notifications/cancelled` for one of its requests went on the wire: it stopped
+        waiting, as the TypeScript client's aborted signal says (`cancelled`). Whether the SDK still
+        reads the server's answer to it (mcp answers `-32800` on the 2025 wire) is a race, so the
+        settlement is taken from the cancel. mcp's courtesy cancel for its own read timeout (reason
+        `timed out after ...`) is left alone: a timeout is not the app's cancel."""
+        rid = cancelled_request_id(m.params)
+        reason = m.params.get("reason") if isinstance(m.params, dict) else None
+        if rid is None or (isinstance(reason, str) and reason.startswith("timed out")):
+            return
+        self.settle((ex.presented_sid, rid), "cancelled")
 
     def exchange_failed(self, ex: _ClientExchange, outcome: str) -> None:
         for rid in ex.request_ids:
