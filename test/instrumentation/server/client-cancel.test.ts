@@ -19,7 +19,7 @@ import {
   SPAN_REQUEST_SETTLED,
   SPAN_SESSION_ENDED,
 } from '../../../packages/instrumentation/src/semconv.js';
-import { attr, listen, tracing } from './harness.js';
+import { INIT_BODY, attr, listen, postHeaders, tracing } from './harness.js';
 import { SALT, naiveApp, waitFor } from './naive-app.js';
 
 /** Calls `slow` (it waits after its first progress notification) and aborts it once `when()` holds after that progress. */
@@ -78,5 +78,34 @@ describe('server instrumentation: the client cancels a request', { timeout: 20_0
     assert.equal(attr(settled[0]!, ATTR_JSONRPC_REQUEST_ID), attr(t.spans(SPAN_REQUEST_RECEIVED)[1]!, ATTR_JSONRPC_REQUEST_ID));
     const names = t.spans().map((s) => s.name);
     assert.ok(names.indexOf(SPAN_REQUEST_SETTLED) < names.indexOf(SPAN_SESSION_ENDED), 'settled, then ended');
+  });
+
+  it('cancelled after its answer (the SDK client cancels on its own timeout): no request.settled', async () => {
+    // The conformance 409 run: the call was answered while the client was cut off, then its
+    // timeout's cancel came; the settled span went out without the method and duration the doc requires.
+    const t = tracing();
+    const inst = createServerInstrumentation({ tracerProvider: t.provider, salt: SALT, requestSpanDelayMs: 50 });
+    let release!: () => void;
+    const app = naiveApp(inst, 'reject400', { proceed: new Promise<void>((r) => (release = r)) });
+    const srv = await listen(app.handler);
+    try {
+      const init = await fetch(srv.url, { method: 'POST', headers: postHeaders(), body: JSON.stringify(INIT_BODY) });
+      const sid = init.headers.get('mcp-session-id') ?? undefined;
+      await init.text();
+      await (await fetch(srv.url, { method: 'POST', headers: postHeaders(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+      const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'p7' } } };
+      const answer = fetch(srv.url, { method: 'POST', headers: postHeaders(sid), body: JSON.stringify(call) }).then((r) => r.text());
+      await waitFor(() => t.spans(SPAN_REQUEST_RECEIVED).length === 2);
+      release();
+      assert.match(await answer, /"id":7/);
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'timeout' } };
+      assert.equal((await fetch(srv.url, { method: 'POST', headers: postHeaders(sid), body: JSON.stringify(cancel) })).status, 202);
+      for (const tr of app.transports.values()) await tr.close();
+      await waitFor(() => t.spans(SPAN_SESSION_ENDED).length === 1);
+      assert.deepEqual(t.spans(SPAN_REQUEST_SETTLED), []);
+    } finally {
+      release();
+      await srv.close();
+    }
   });
 });
