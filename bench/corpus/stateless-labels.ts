@@ -11,7 +11,7 @@ import type { StatelessRun } from './stateless-scenario.js';
  *   or its client failed it on the broken stream), and that no later call with the same arguments
  *   got answered (a re-issue).
  * - `work_after_cancel`: the server kept working and sending after the call was given up: by its
- *   own account a run had a send accepted after its response stream closed, or the wire shows
+ *   own account a run's handler sent after its response stream closed, or the wire shows
  *   messages of a call the app cancelled arriving after the client sent its `notifications/cancelled`
  *   (SDK 1.x: the cancel POST reaches another per-request server; the first runs on).
  * - `duplicate_execution`: by the server's account two runs of the same arguments completed, the
@@ -38,7 +38,10 @@ export function labelStateless(s: StatelessRun): Labels {
   if (orphans.length > 0) labels.set('orphaned_request', `${orphans.join(', ')}: its answer never reached the client and no re-issue got one`);
 
   const after = s.serverRuns.filter((r) => r.sentAfterClose > 0);
-  if (after.length > 0) labels.set('work_after_cancel', `the server sent ${after.map((r) => r.sentAfterClose).join('+')} notification(s) after the response stream closed (its own account)`);
+  if (after.length > 0) {
+    const n = (f: (r: (typeof after)[number]) => number): string => after.map(f).join('+');
+    labels.set('work_after_cancel', `the handler sent ${n((r) => r.sentAfterClose)} notification(s) after its response stream closed (${n((r) => r.acceptedAfterClose)} accepted by the SDK; its own account)`);
+  }
   for (const c of s.calls.filter((x) => x.outcome === 'cancelled')) {
     const w = wireOf(c.attempt);
     const cancel = s.wire.find((m) => m.dir === 'sent' && m.info.method === 'notifications/cancelled' && m.at >= c.startedAtMs);

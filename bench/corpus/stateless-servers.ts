@@ -19,8 +19,10 @@ export interface StatelessToolRun {
   closedAtMs?: number;
   /** The handler ran all its steps and returned (it never stops early: the work a cut or a cancel leaves running). */
   completedAtMs?: number;
-  /** Notifications the SDK accepted (the send resolved) after the stream had closed. */
+  /** Notifications the handler sent after the stream had closed (work for nobody, whatever the SDK then did with them). */
   sentAfterClose: number;
+  /** Of those, the ones the SDK accepted (the send resolved): 1.x resolves them, 2.x rejects them. */
+  acceptedAfterClose: number;
 }
 
 export interface StatelessServer {
@@ -49,16 +51,17 @@ export async function startStatelessServer(o: StatelessServerOptions): Promise<S
   const t0 = Date.now();
   const runs: StatelessToolRun[] = [];
   const work = async (topic: string, isClosed: () => boolean, send: (i: number) => Promise<unknown>): Promise<string> => {
-    const run: StatelessToolRun = { topic, startedAtMs: Date.now() - t0, sentAfterClose: 0 };
+    const run: StatelessToolRun = { topic, startedAtMs: Date.now() - t0, sentAfterClose: 0, acceptedAfterClose: 0 };
     runs.push(run);
     for (let i = 1; i <= o.steps; i++) {
       await new Promise((r) => setTimeout(r, o.stepMs));
       const closed = isClosed();
       if (closed && run.closedAtMs === undefined) run.closedAtMs = Date.now() - t0;
-      // A send the SDK refuses (1.x: the per-request server was closed with its transport) is work
-      // done but nothing sent; only a send it accepted counts as sent after the close.
+      // The handler's own account: it sent after the close whether or not the SDK passed the
+      // message on (2.x rejects it, 1.x drops it quietly); neither reaches the client.
       const ok = await send(i).then(() => true, () => false);
-      if (ok && closed) run.sentAfterClose++;
+      if (closed) run.sentAfterClose++;
+      if (closed && ok) run.acceptedAfterClose++;
     }
     run.completedAtMs = Date.now() - t0;
     return `report on ${topic}`;
