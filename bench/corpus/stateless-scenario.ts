@@ -149,6 +149,8 @@ export async function runStatelessScenario(o: StatelessScenarioOptions): Promise
     await fault?.close().catch(() => {});
     await front?.close().catch(() => {});
     await server?.close().catch(() => {});
+    // Back to no global propagator, as the sessionful cells that may follow in this process ran.
+    propagation.disable();
   }
 }
 
