@@ -9,7 +9,9 @@ export type CorpusServer =
   /** The same with `--naive`: rehydrates unknown sessions. */
   | 'python-naive'
   /** `@modelcontextprotocol/server-everything` (npm), streamable HTTP. */
-  | 'everything';
+  | 'everything'
+  /** bench/corpus/stateless-servers.ts: no session, no resume (SDK 1.x `sessionIdGenerator: undefined`, 2.x `createMcpHandler`). */
+  | 'stateless';
 
 /** The app's client: the stock SDK client (with the app's naive dedup), the same instrumented, or `connectGuarded` (instrumented). */
 export type CorpusClient = 'stock' | 'instrumented' | 'guarded';
@@ -25,10 +27,19 @@ export type CorpusFault =
   /** No partition: the app aborts its call after the first progress notification. */
   | 'app-cancel'
   /** No partition: a long call answered, then the client ends the session (`DELETE`). */
-  | 'delete-after-call';
+  | 'delete-after-call'
+  /** Stateless: the call's POST SSE stream is cut mid-call, no retry. */
+  | 'cut'
+  /** Stateless: the same cut, then the app re-issues the call and gets its answer. */
+  | 'cut-retry'
+  /** Stateless: one call answered, nothing injected. */
+  | 'healthy';
 
 /** Faults played by the scripted session (bench/corpus/script-scenario.ts) rather than the seed's partition. */
 export const SCRIPT_FAULTS: readonly CorpusFault[] = ['idle-reaped', 'app-cancel', 'delete-after-call'];
+
+/** Faults a stateless path plays (bench/corpus/stateless-scenario.ts); `app-cancel` is played there too. */
+export const STATELESS_FAULTS: readonly CorpusFault[] = ['cut', 'cut-retry', 'app-cancel', 'healthy'];
 
 /** One way forkwatch sees a server: in-process instrumentation of an SDK, or the sidecar proxy. */
 export interface CorpusPath {
@@ -39,6 +50,8 @@ export interface CorpusPath {
   /** The MCP SDK line of the demo server and client. */
   sdk: '1.x' | '2.x';
   servers: CorpusServer[];
+  /** A stateless server (no session): played with STATELESS_FAULTS only. */
+  stateless?: true;
 }
 
 /** One scenario run of the corpus: a path, a server, a client, a fault and a seed. */

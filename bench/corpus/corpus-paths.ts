@@ -9,10 +9,13 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
   { name: 'proxy/python', via: 'proxy', sdk: '1.x', servers: ['python', 'python-naive'] },
   { name: 'proxy --guard/python', via: 'proxy --guard', sdk: '1.x', servers: ['python', 'python-naive'] },
   { name: 'proxy/everything', via: 'proxy', sdk: '1.x', servers: ['everything'] },
+  { name: 'stateless/sdk-1.x', via: 'in-process', sdk: '1.x', servers: ['stateless'], stateless: true },
+  { name: 'stateless/sdk-2.x', via: 'in-process', sdk: '2.x', servers: ['stateless'], stateless: true },
+  { name: 'proxy/stateless-ts-1.x', via: 'proxy', sdk: '1.x', servers: ['stateless'], stateless: true },
 ];
 
 export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded'];
-export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call'];
+export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy'];
 
 /** What to run: the cross product of the chosen paths, clients, faults and seeds. */
 export interface CorpusSelection {

@@ -1,7 +1,7 @@
-import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, type FindingKind } from '../../src/model/finding.js';
+import { FORK_KINDS, ORPHANED_PROGRESS_TOKEN, REQUEST_ANOMALY_KINDS, type FindingKind } from '../../src/model/finding.js';
 import { ratio, type Scoreboard, type ScoreMode } from './score.js';
 
-const KINDS: readonly FindingKind[] = [...FORK_KINDS, ORPHANED_PROGRESS_TOKEN];
+const KINDS: readonly FindingKind[] = [...FORK_KINDS, ORPHANED_PROGRESS_TOKEN, ...REQUEST_ANOMALY_KINDS];
 
 /**
  * The corpus table: per mode and path, runs and per kind `P/R (tp fp fn +unseen)` (unseen: labels

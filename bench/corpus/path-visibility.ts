@@ -11,6 +11,11 @@ import type { CorpusCell } from './corpus-cell.js';
  * - `dedup_loss`: a client `sse.event` with `delivery=dropped`.
  * - `orphaned_progress_token`: a client `request.sent`, or the proxy's own spans of the request.
  * - `minted_on_resume`, `replay_gap`: the server side.
+ * - `orphaned_request`: the server side's `request.handled stream_closed=true` (in-process or the
+ *   proxy), or an instrumented 2.x client's `stream_broken`.
+ * - `work_after_cancel`, `duplicate_execution`: the SDK 2.x stateless server instrumentation only
+ *   (the 1.x SDK drops a closed transport's sends before forkwatch sees them; the proxy cannot see
+ *   a handler, docs/proxy.md).
  */
 export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
   const client = cell.client !== 'stock';
@@ -22,6 +27,9 @@ export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
       return client;
     case 'orphaned_progress_token':
       return client || proxy;
+    case 'work_after_cancel':
+    case 'duplicate_execution':
+      return cell.path.stateless === true && !proxy && cell.path.sdk === '2.x';
     default:
       return true;
   }

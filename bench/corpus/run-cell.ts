@@ -11,6 +11,7 @@ import { runScriptScenario, type ScriptFault } from './script-scenario.js';
 import { SLOW_REPORT_TOOL } from '../../src/demo/slow-report-tool.js';
 import { EVERYTHING_TOOL, externalServer, type ExternalServer } from './corpus-servers.js';
 import { between, seededRandom } from './seeded-random.js';
+import { runStatelessScenario, scenarioOfStateless, type StatelessFault, type StatelessRun } from './stateless-scenario.js';
 
 /** The fleet salt of every corpus run (clients, in-process servers, proxies). */
 export const CORPUS_SALT = 'corpus-salt';
@@ -29,6 +30,8 @@ export interface CellRun {
   services: string[];
   /** What the proxy and a third-party server printed, for a mismatch's explanation. */
   logs: string;
+  /** A stateless path's run (labelled by stateless-labels.ts); `r` then only carries its steps and calls. */
+  stateless?: StatelessRun;
 }
 
 /**
@@ -87,8 +90,27 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   };
   let r: ScenarioResult;
   let capture: string[];
+  let stateless: StatelessRun | undefined;
   try {
-    r = SCRIPT_FAULTS.includes(cell.fault)
+    if (cell.path.stateless) {
+      // The 1.x client waits to its timeout on a cut: short, so the orphan's cell stays seconds long.
+      stateless = await runStatelessScenario({
+        sdk: cell.path.sdk,
+        fault: cell.fault as StatelessFault,
+        tracerProviders: opts.tracerProviders ?? {},
+        instrumentServer: inProcess,
+        ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),
+        salt: CORPUS_SALT,
+        steps: 8,
+        stepMs: jitter(60),
+        requestTimeoutMs: 2500,
+        retryDelayMs: jitter(100),
+        maxWaitMs: 15_000,
+      });
+    }
+    r = stateless
+      ? scenarioOfStateless(stateless)
+      : SCRIPT_FAULTS.includes(cell.fault)
       ? await runScriptScenario({
           fault: cell.fault as ScriptFault,
           server: opts.server,
@@ -114,11 +136,12 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   return {
     cell,
     r,
-    appDedup: !SCRIPT_FAULTS.includes(cell.fault) && cell.client !== 'guarded',
+    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.client !== 'guarded',
     serverRehydrations: r.sessions.rehydrated + (out.match(/^rehydrated /gm) ?? []).length,
     capture,
     services: [`${cell.id}-server`, `${cell.id}-proxy`, `${cell.id}-client`],
     logs: `--- proxy ---\n${px?.output() ?? ''}\n--- server ---\n${out}`,
+    ...(stateless ? { stateless } : {}),
   };
 }
 

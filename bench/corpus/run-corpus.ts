@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { startDetector, CLI, type DetectorProcess } from '../../test/e2e/helpers/detector.js';
-import { cellName, SCRIPT_FAULTS, type CorpusCell } from './corpus-cell.js';
+import { cellName, SCRIPT_FAULTS, STATELESS_FAULTS, type CorpusCell } from './corpus-cell.js';
 import { unavailable } from './corpus-servers.js';
 import { perturbCapture, type NoiseOptions } from './capture-noise.js';
 import { settledLiveFindings } from './live-findings.js';
@@ -12,6 +12,9 @@ import { pathSees } from './path-visibility.js';
 
 /** The live detector's decision window in the corpus, ms (short: runs are seconds long). */
 export const CORPUS_DECISION_WINDOW_MS = 1000;
+
+/** The live detector's stateless re-issue window, ms: an orphan is decided only after it, so short; a cell's re-issue comes within ~0.2 s. */
+export const CORPUS_REISSUE_WINDOW_MS = 4000;
 
 export interface RunCorpusOptions {
   cells: readonly CorpusCell[];
@@ -37,7 +40,7 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
   let detector: DetectorProcess | undefined;
   try {
     if (opts.modes.includes('live')) {
-      detector = await startDetector({ args: ['--decision-window-ms', String(CORPUS_DECISION_WINDOW_MS), '--tick-interval-ms', '100'] });
+      detector = await startDetector({ args: ['--decision-window-ms', String(CORPUS_DECISION_WINDOW_MS), '--tick-interval-ms', '100', '--reissue-window-ms', String(CORPUS_REISSUE_WINDOW_MS)] });
     }
     for (const cell of opts.cells) {
       const why = unavailable(cell.server);
@@ -58,7 +61,8 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
       const path = cell.path.name;
       const sees = (kind: Parameters<typeof pathSees>[1]): boolean => pathSees(cell, kind);
       if (detector) {
-        const live = await settledLiveFindings(detector.httpUrl, run.services, { minWaitMs: CORPUS_DECISION_WINDOW_MS + 1500 });
+        const minWaitMs = CORPUS_DECISION_WINDOW_MS + 1500 + (cell.path.stateless ? CORPUS_REISSUE_WINDOW_MS : 0);
+        const live = await settledLiveFindings(detector.httpUrl, run.services, { minWaitMs });
         board.add('live', path, name, labels, live, sees);
       }
       if (opts.modes.includes('offline')) board.add('offline', path, name, labels, await analyzeCapture(run.capture), sees);
@@ -79,6 +83,12 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
 /** Why a combination is not played, or undefined. */
 function notPlayable(cell: CorpusCell): string | undefined {
   if (cell.server === 'everything' && (cell.fault === 'cut-reap' || cell.fault === 'idle-reaped')) return 'server-everything has no idle reaper';
+  if (cell.path.stateless === true) {
+    if (!STATELESS_FAULTS.includes(cell.fault)) return `a stateless path plays ${STATELESS_FAULTS.join(', ')}`;
+    if (cell.client === 'guarded') return 'connectGuarded guards a session: a stateless server has none';
+    return undefined;
+  }
+  if (STATELESS_FAULTS.includes(cell.fault) && !SCRIPT_FAULTS.includes(cell.fault)) return 'a stateless fault (no session to cut and resume)';
   if (SCRIPT_FAULTS.includes(cell.fault) && cell.client === 'guarded') return 'the scripted session drives the stock SDK client only';
   return undefined;
 }

@@ -2,6 +2,7 @@ import { parseEventId } from '@forkwatch/instrumentation/wire';
 import type { FindingKind } from '../../src/model/finding.js';
 import type { TappedEvent, TappedExchange } from '../../src/demo/wire-tap.js';
 import type { CellRun } from './run-cell.js';
+import { labelStateless } from './stateless-labels.js';
 
 /** The ground truth of one run: each finding kind that happened, with the wire's reason. */
 export type Labels = Map<FindingKind, string>;
@@ -25,8 +26,12 @@ export type Labels = Map<FindingKind, string>;
  * - `orphaned_progress_token`: a call (each carries a progress token) that was never answered
  *   and left the app waiting to its timeout or the run's end: not cancelled by the app, not
  *   failed on the client.
+ * - Stateless runs (no session): `orphaned_request`, `work_after_cancel`, `duplicate_execution`,
+ *   see stateless-labels.ts.
  */
 export function labelRun(run: CellRun): Labels {
+  // A stateless run has no session, ids or resumes: its kinds and rules are its own.
+  if (run.stateless) return labelStateless(run.stateless);
   const { r } = run;
   const labels: Labels = new Map();
   if (run.serverRehydrations > 0) labels.set('minted_on_resume', `the server created ${run.serverRehydrations} session(s) for a client-supplied id`);

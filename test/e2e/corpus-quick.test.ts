@@ -33,6 +33,11 @@ const CELLS: CorpusCell[] = [
   // Issue 24: under --guard the lost session's later POSTs were refused unread, so the stock
   // client's cancel at its timeout (the proxy's only evidence of the hang) was never seen.
   cell('proxy --guard/ts-1.x', 'naive', 'stock', 'cut-reap'),
+  // Stateless (no session, no resume): a cut never re-issued, the 1.x client waiting to its timeout
+  // (orphaned_request); an app's own cancel on 2.x whose handler works on for nobody
+  // (work_after_cancel, never an orphan). About 17 s together, most of it the re-issue window.
+  cell('stateless/sdk-1.x', 'stateless', 'instrumented', 'cut'),
+  cell('stateless/sdk-2.x', 'stateless', 'instrumented', 'app-cancel'),
 ];
 
 /**
