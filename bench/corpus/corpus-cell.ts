@@ -8,6 +8,8 @@ export type CorpusServer =
   | 'python'
   /** The same with `--naive`: rehydrates unknown sessions. */
   | 'python-naive'
+  /** The Python seed server on forkwatch_instrumentation's GuardedSessionManager (404, 409, incarnations; bench/corpus/python_inprocess_server.py). */
+  | 'python-guarded'
   /** `@modelcontextprotocol/server-everything` (npm), streamable HTTP. */
   | 'everything'
   /** bench/corpus/stateless-servers.ts: no session, no resume (SDK 1.x `sessionIdGenerator: undefined`, 2.x `createMcpHandler`). */

@@ -8,6 +8,8 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
   { name: 'proxy --guard/ts-1.x', via: 'proxy --guard', sdk: '1.x', servers: ['naive', 'guarded'] },
   { name: 'proxy/python', via: 'proxy', sdk: '1.x', servers: ['python', 'python-naive'] },
   { name: 'proxy --guard/python', via: 'proxy --guard', sdk: '1.x', servers: ['python', 'python-naive'] },
+  // The Python servers with forkwatch_instrumentation in their process (bench/corpus/python-inprocess.ts).
+  { name: 'python', via: 'in-process', sdk: '1.x', servers: ['python-naive', 'python-guarded'] },
   { name: 'proxy/everything', via: 'proxy', sdk: '1.x', servers: ['everything'] },
   { name: 'stateless/sdk-1.x', via: 'in-process', sdk: '1.x', servers: ['stateless'], stateless: true },
   { name: 'stateless/sdk-2.x', via: 'in-process', sdk: '2.x', servers: ['stateless'], stateless: true },

@@ -17,7 +17,7 @@ export const EVERYTHING_TOOL = (): { name: string; arguments: Record<string, unk
 
 /** Why a server cannot run on this machine, or undefined when it can. */
 export function unavailable(server: CorpusServer): string | undefined {
-  if ((server === 'python' || server === 'python-naive') && pythonVenv() === undefined) return `no Python virtualenv with ${PYTHON_REQUIREMENTS} (.ci/run creates it; or set FORKWATCH_PYTHON_VENV)`;
+  if ((server === 'python' || server === 'python-naive' || server === 'python-guarded') && pythonVenv() === undefined) return `no Python virtualenv with ${PYTHON_REQUIREMENTS} (.ci/run creates it; or set FORKWATCH_PYTHON_VENV)`;
   return undefined;
 }
 

@@ -11,6 +11,7 @@ import { runScriptScenario, type ScriptFault } from './script-scenario.js';
 import { SLOW_REPORT_TOOL } from '../../src/demo/slow-report-tool.js';
 import { EVERYTHING_TOOL, externalServer, type ExternalServer } from './corpus-servers.js';
 import { between, seededRandom } from './seeded-random.js';
+import { pythonInProcessServer } from './python-inprocess.js';
 import { runStatelessScenario, scenarioOfStateless, type StatelessFault, type StatelessRun } from './stateless-scenario.js';
 
 /** The fleet salt of every corpus run (clients, in-process servers, proxies). */
@@ -51,9 +52,11 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
       spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${sink.url}/v1/traces` }), { scheduledDelayMillis: 100 })],
     });
   const inProcess = cell.path.via === 'in-process';
-  const serverProvider = inProcess ? provider(`${cell.id}-server`) : undefined;
+  // A Python server instruments itself in its own process and exports to the sink on its own.
+  const pythonServer = pythonInProcessServer(cell, sink.url, CORPUS_SALT);
+  const serverProvider = inProcess && !pythonServer ? provider(`${cell.id}-server`) : undefined;
   const clientProvider = cell.client === 'stock' ? undefined : provider(`${cell.id}-client`);
-  const external = externalServer(cell.server);
+  const external = pythonServer ?? externalServer(cell.server);
   let started: ExternalServer | undefined;
   let px: ProxyProcess | undefined;
   const v2 = cell.path.sdk === '2.x';

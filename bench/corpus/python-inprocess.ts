@@ -1,0 +1,43 @@
+import { fileURLToPath } from 'node:url';
+import { startExternalServer } from '../../test/e2e/helpers/external-server.js';
+import { pythonVenv } from '../../test/e2e/helpers/python-venv.js';
+import { reservePort } from '../../test/e2e/helpers/reserve-port.js';
+import type { CorpusCell } from './corpus-cell.js';
+import type { ExternalServer } from './corpus-servers.js';
+
+const SCRIPT = fileURLToPath(new URL('./python_inprocess_server.py', import.meta.url));
+
+/**
+ * The `python` path's server: the seed's Python `mcp` server (rehydrating, or the package's
+ * GuardedSessionManager) with forkwatch_instrumentation's server instrumentation in its own
+ * process, exporting OTLP JSON to the cell's capture sink as `<cell id>-server`, the service name
+ * the in-process TypeScript servers use. Undefined for every other path.
+ */
+export function pythonInProcessServer(
+  cell: CorpusCell,
+  sinkUrl: string,
+  salt: string,
+): ((t: { reapAfterMs: number; steps: number; stepMs: number }) => Promise<ExternalServer>) | undefined {
+  if (cell.path.via !== 'in-process' || (cell.server !== 'python-naive' && cell.server !== 'python-guarded')) return undefined;
+  const manager = cell.server === 'python-naive' ? 'naive' : 'guarded';
+  return async (t) =>
+    startExternalServer(pythonVenv()!, [
+      SCRIPT,
+      '--manager',
+      manager,
+      '--port',
+      String(await reservePort()),
+      '--idle-timeout-s',
+      String(t.reapAfterMs / 1000),
+      '--steps',
+      String(t.steps),
+      '--step-ms',
+      String(t.stepMs),
+      '--otlp-url',
+      sinkUrl,
+      '--service',
+      `${cell.id}-server`,
+      '--salt',
+      salt,
+    ]);
+}
