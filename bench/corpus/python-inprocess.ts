@@ -41,3 +41,15 @@ export function pythonInProcessServer(
       salt,
     ]);
 }
+
+/**
+ * Why a Python server cannot play a cell's fault, or undefined. mcp 2.3.0 suspends a session's idle
+ * countdown while a GET stream is open (mcp/server/streamable_http.py, `idle_timeout`), and the
+ * stock client keeps its standalone GET open: the session is never idle, never reaped, and the
+ * cell would score a fault that did not happen (no label, no finding).
+ */
+export function pythonNotPlayable(cell: CorpusCell): string | undefined {
+  const python = cell.server === 'python' || cell.server === 'python-naive' || cell.server === 'python-guarded';
+  if (python && cell.fault === 'idle-reaped') return 'mcp does not reap a session while its GET stream is open (the client keeps one): never idle';
+  return undefined;
+}

@@ -9,6 +9,7 @@ import { runCell, type CellRun } from './run-cell.js';
 import { Scoreboard, type ScoreMode } from './score.js';
 import { labelRun } from './wire-labels.js';
 import { pathSees } from './path-visibility.js';
+import { pythonNotPlayable } from './python-inprocess.js';
 
 /** The live detector's decision window in the corpus, ms (short: runs are seconds long). */
 export const CORPUS_DECISION_WINDOW_MS = 1000;
@@ -83,6 +84,8 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
 /** Why a combination is not played, or undefined. */
 function notPlayable(cell: CorpusCell): string | undefined {
   if (cell.server === 'everything' && (cell.fault === 'cut-reap' || cell.fault === 'idle-reaped')) return 'server-everything has no idle reaper';
+  const python = pythonNotPlayable(cell);
+  if (python !== undefined) return python;
   if (cell.path.stateless === true) {
     if (!STATELESS_FAULTS.includes(cell.fault)) return `a stateless path plays ${STATELESS_FAULTS.join(', ')}`;
     if (cell.client === 'guarded') return 'connectGuarded guards a session: a stateless server has none';
