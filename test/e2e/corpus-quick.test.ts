@@ -11,6 +11,7 @@ import type { CorpusCell, CorpusClient, CorpusFault, CorpusServer } from '../../
 import { runCorpus } from '../../bench/corpus/run-corpus.js';
 import { corpusTable } from '../../bench/corpus/corpus-table.js';
 import type { Mismatch } from '../../bench/corpus/score.js';
+import { pythonVenv } from './helpers/python-venv.js';
 
 const cell = (path: string, server: CorpusServer, client: CorpusClient, fault: CorpusFault): CorpusCell => {
   const p = CORPUS_PATHS.find((x) => x.name === path);
@@ -38,6 +39,9 @@ const CELLS: CorpusCell[] = [
   // (work_after_cancel, never an orphan). About 17 s together, most of it the re-issue window.
   cell('stateless/sdk-1.x', 'stateless', 'instrumented', 'cut'),
   cell('stateless/sdk-2.x', 'stateless', 'instrumented', 'app-cancel'),
+  // Issue 29: the Python mcp server with forkwatch_instrumentation in its process (the seed's fork:
+  // minted, regression, dedup loss, orphan). Needs the Python virtualenv (.ci/run builds it).
+  ...(pythonVenv() !== undefined ? [cell('python', 'python-naive', 'instrumented', 'cut-reap')] : []),
 ];
 
 /**
