@@ -114,7 +114,9 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
     }
     if (cell.fault === 'server-restart') {
       // Each incarnation is a new process (third-party servers) or a new in-process server.
-      const timers = { reapAfterMs: 60_000, steps: 5, stepMs: opts.stepMs ?? 60 };
+      // The Python server's call ran out before its kill took effect (its exit takes ~0.2 s): a longer call keeps the restart mid-call.
+      const python = cell.server === 'python' || cell.server === 'python-naive';
+      const timers = { reapAfterMs: 60_000, steps: python ? 20 : 5, stepMs: opts.stepMs ?? 60 };
       const restart = await runRestartScenario({
         startServer: external ? () => external(timers) : restartDemoServer(opts.server, serverProvider, CORPUS_SALT, v2 ? SERVER_SDK_V2 : undefined, timers),
         ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),

@@ -38,6 +38,9 @@ const CELLS: CorpusCell[] = [
   // (work_after_cancel, never an orphan). About 17 s together, most of it the re-issue window.
   cell('stateless/sdk-1.x', 'stateless', 'instrumented', 'cut'),
   cell('stateless/sdk-2.x', 'stateless', 'instrumented', 'app-cancel'),
+  // Issue 24: the server restarted mid-call; the resume is answered 404 by a server that never
+  // knew the session, and the call waits to its timeout (orphaned_progress_token).
+  cell('sdk-1.x', 'guarded', 'instrumented', 'server-restart'),
 ];
 
 /**
