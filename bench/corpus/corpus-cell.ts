@@ -35,7 +35,11 @@ export type CorpusFault =
   /** Stateless: the same cut, then the app re-issues the call and gets its answer. */
   | 'cut-retry'
   /** Stateless: one call answered, nothing injected. */
-  | 'healthy';
+  | 'healthy'
+  /** The healthy cut against a server whose event log evicted the client's cursor: the resume is answered 409 (restart-faults.ts). */
+  | 'reject-409'
+  /** The server restarted mid-call: the resume meets a server that never knew the session (restart-scenario.ts). */
+  | 'server-restart';
 
 /** Faults played by the scripted session (bench/corpus/script-scenario.ts) rather than the seed's partition. */
 export const SCRIPT_FAULTS: readonly CorpusFault[] = ['idle-reaped', 'app-cancel', 'delete-after-call'];

@@ -17,7 +17,7 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
 ];
 
 export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded'];
-export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy'];
+export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy', 'reject-409', 'server-restart'];
 
 /** What to run: the cross product of the chosen paths, clients, faults and seeds. */
 export interface CorpusSelection {

@@ -12,6 +12,8 @@ import { SLOW_REPORT_TOOL } from '../../src/demo/slow-report-tool.js';
 import { EVERYTHING_TOOL, externalServer, type ExternalServer } from './corpus-servers.js';
 import { between, seededRandom } from './seeded-random.js';
 import { pythonInProcessServer } from './python-inprocess.js';
+import { reject409Server, restartDemoServer } from './restart-faults.js';
+import { runRestartScenario } from './restart-scenario.js';
 import { runStatelessScenario, scenarioOfStateless, type StatelessFault, type StatelessRun } from './stateless-scenario.js';
 
 /** The fleet salt of every corpus run (clients, in-process servers, proxies). */
@@ -64,7 +66,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   const opts: SeedScenarioOptions = {
     server: cell.server === 'guarded' ? 'guarded' : 'naive',
     client: cell.client === 'guarded' ? 'guarded' : 'stock',
-    healthy: cell.fault === 'cut-healthy',
+    healthy: cell.fault === 'cut-healthy' || cell.fault === 'reject-409',
     scale: 2,
     salt: CORPUS_SALT,
     requestTimeoutMs: everything ? 5000 : 3000,
@@ -73,6 +75,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
     retryCallDelayMs: jitter(100),
     ...(everything ? { tool: EVERYTHING_TOOL, partitionAfterEvents: 5 } : {}),
     ...(external ? { maxRunMs: 45_000, startServer: async (t) => (started = await external(t)) } : {}),
+    ...(cell.fault === 'reject-409' ? { startServer: reject409Server(serverProvider, CORPUS_SALT, v2 ? SERVER_SDK_V2 : undefined) } : {}),
     ...(v2 ? { sdk: { server: SERVER_SDK_V2, client: CLIENT_SDK_V2 } } : {}),
     tracerProviders: { ...(serverProvider ? { server: serverProvider } : {}), ...(clientProvider ? { client: clientProvider } : {}) },
     ...(inProcess
@@ -94,6 +97,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   let r: ScenarioResult;
   let capture: string[];
   let stateless: StatelessRun | undefined;
+  let restartOutput: string | undefined;
   try {
     if (cell.path.stateless) {
       // The 1.x client waits to its timeout on a cut: short, so the orphan's cell stays seconds long.
@@ -111,35 +115,54 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
         maxWaitMs: 15_000,
       });
     }
-    r = stateless
-      ? scenarioOfStateless(stateless)
-      : SCRIPT_FAULTS.includes(cell.fault)
-      ? await runScriptScenario({
-          fault: cell.fault as ScriptFault,
-          server: opts.server,
-          ...(opts.startServer ? { startServer: opts.startServer } : {}),
-          ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),
-          ...(v2 ? { sdk: SERVER_SDK_V2 } : {}),
-          tracerProviders: opts.tracerProviders ?? {},
-          salt: CORPUS_SALT,
-          tool: opts.tool ?? ((topic) => ({ name: SLOW_REPORT_TOOL, arguments: { topic } })),
-          reapAfterMs: cell.fault === 'idle-reaped' ? jitter(600) : 60_000,
-          stepMs: opts.stepMs ?? 60,
-          requestTimeoutMs: opts.requestTimeoutMs ?? 3000,
-          maxWaitMs: 15_000,
-        })
-      : await runSeedScenario(opts);
+    if (cell.fault === 'server-restart') {
+      // Each incarnation is a new process (third-party servers) or a new in-process server.
+      // The Python server's call ran out before its kill took effect (its exit takes ~0.2 s): a longer call keeps the restart mid-call.
+      const python = cell.server === 'python' || cell.server === 'python-naive';
+      const timers = { reapAfterMs: 60_000, steps: python ? 20 : 5, stepMs: opts.stepMs ?? 60 };
+      const restart = await runRestartScenario({
+        startServer: external ? () => external(timers) : restartDemoServer(opts.server, serverProvider, CORPUS_SALT, v2 ? SERVER_SDK_V2 : undefined, timers),
+        ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),
+        ...(clientProvider ? { clientTracerProvider: clientProvider } : {}),
+        salt: CORPUS_SALT,
+        tool: opts.tool ?? ((topic) => ({ name: SLOW_REPORT_TOOL, arguments: { topic } })),
+        reconnectDelayMs: opts.reconnectDelayMs ?? 900,
+        requestTimeoutMs: opts.requestTimeoutMs ?? 3000,
+        maxWaitMs: 15_000,
+      });
+      restartOutput = restart.serverOutput;
+      r = restart.r;
+    } else {
+      r = stateless
+        ? scenarioOfStateless(stateless)
+        : SCRIPT_FAULTS.includes(cell.fault)
+        ? await runScriptScenario({
+            fault: cell.fault as ScriptFault,
+            server: opts.server,
+            ...(opts.startServer ? { startServer: opts.startServer } : {}),
+            ...(opts.inFrontOfServer ? { inFrontOfServer: opts.inFrontOfServer } : {}),
+            ...(v2 ? { sdk: SERVER_SDK_V2 } : {}),
+            tracerProviders: opts.tracerProviders ?? {},
+            salt: CORPUS_SALT,
+            tool: opts.tool ?? ((topic) => ({ name: SLOW_REPORT_TOOL, arguments: { topic } })),
+            reapAfterMs: cell.fault === 'idle-reaped' ? jitter(600) : 60_000,
+            stepMs: opts.stepMs ?? 60,
+            requestTimeoutMs: opts.requestTimeoutMs ?? 3000,
+            maxWaitMs: 15_000,
+          })
+        : await runSeedScenario(opts);
+    }
   } finally {
     // Read once every exporter flushed: the proxy flushes on SIGTERM (the scenario stopped it).
     await Promise.allSettled([serverProvider?.shutdown(), clientProvider?.shutdown(), px?.stop()]);
     capture = sink.lines();
     await sink.close();
   }
-  const out = started?.output() ?? '';
+  const out = restartOutput ?? started?.output() ?? '';
   return {
     cell,
     r,
-    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.client !== 'guarded',
+    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.fault !== 'server-restart' && cell.client !== 'guarded',
     serverRehydrations: r.sessions.rehydrated + (out.match(/^rehydrated /gm) ?? []).length,
     capture,
     services: [`${cell.id}-server`, `${cell.id}-proxy`, `${cell.id}-client`],

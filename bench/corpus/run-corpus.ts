@@ -10,6 +10,7 @@ import { Scoreboard, type ScoreMode } from './score.js';
 import { labelRun } from './wire-labels.js';
 import { pathSees } from './path-visibility.js';
 import { pythonNotPlayable } from './python-inprocess.js';
+import { restartNotPlayable, resumeStatuses, RESTART_FAULTS } from './restart-faults.js';
 
 /** The live detector's decision window in the corpus, ms (short: runs are seconds long). */
 export const CORPUS_DECISION_WINDOW_MS = 1000;
@@ -73,7 +74,7 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
           board.add('offline+noise', path, `${name} noise#${seed}`, labels, await analyzeCapture(perturbCapture(run.capture, seed, opts.noise)), sees);
         }
       }
-      log(`${name}: ${Date.now() - t0} ms, ${run.capture.length} export(s), labels ${[...labels.keys()].join(', ') || 'none'}`);
+      log(`${name}: ${Date.now() - t0} ms, ${run.capture.length} export(s), labels ${[...labels.keys()].join(', ') || 'none'}, resumes answered ${resumeStatuses(run.r.wire.exchanges)}`);
     }
   } finally {
     await detector?.kill();
@@ -92,6 +93,7 @@ function notPlayable(cell: CorpusCell): string | undefined {
     return undefined;
   }
   if (STATELESS_FAULTS.includes(cell.fault) && !SCRIPT_FAULTS.includes(cell.fault)) return 'a stateless fault (no session to cut and resume)';
+  if (RESTART_FAULTS.includes(cell.fault)) return restartNotPlayable(cell);
   if (SCRIPT_FAULTS.includes(cell.fault) && cell.client === 'guarded') return 'the scripted session drives the stock SDK client only';
   return undefined;
 }

@@ -42,6 +42,9 @@ const CELLS: CorpusCell[] = [
   // Issue 29: the Python mcp server with forkwatch_instrumentation in its process (the seed's fork:
   // minted, regression, dedup loss, orphan). Needs the Python virtualenv (.ci/run builds it).
   ...(pythonVenv() !== undefined ? [cell('python', 'python-naive', 'instrumented', 'cut-reap')] : []),
+  // Issue 24: the server restarted mid-call; the resume is answered 404 by a server that never
+  // knew the session, and the call waits to its timeout (orphaned_progress_token).
+  cell('sdk-1.x', 'guarded', 'instrumented', 'server-restart'),
 ];
 
 /**
