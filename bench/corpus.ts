@@ -2,13 +2,15 @@
  * `npm run bench -- corpus`: the labelled corpus (bench/corpus/). Knobs (env): CORPUS_PATHS,
  * CORPUS_CLIENTS, CORPUS_FAULTS, CORPUS_SEEDS (see bench/corpus/corpus-paths.ts), CORPUS_MODES
  * (`live,offline,offline+noise`, default all), CORPUS_NOISE_SEEDS (perturbed copies per capture,
- * default 2), CORPUS_NOISE_DROP / _SKEW_MS / _DUPLICATE (bench/corpus/capture-noise.ts).
+ * default 2), CORPUS_NOISE_DROP / _SKEW_MS / _DUPLICATE (bench/corpus/capture-noise.ts), CORPUS_KEEP_DIR
+ * (a directory: each run's OTLP capture, wire, labels and logs are written there, to read a mismatch).
  */
 import { cellsOf, selectionFromEnv } from './corpus/corpus-paths.js';
 import { corpusTable } from './corpus/corpus-table.js';
 import { noiseFromEnv } from './corpus/capture-noise.js';
 import { runCorpus } from './corpus/run-corpus.js';
 import type { ScoreMode } from './corpus/score.js';
+import { keepRun } from './corpus/keep-run.js';
 
 const MODES: readonly ScoreMode[] = ['live', 'offline', 'offline+noise'];
 
@@ -25,7 +27,8 @@ export async function benchCorpus(print: (line: string) => void, env: NodeJS.Pro
   print(`# ${cells.length} runs: paths ${sel.paths.map((p) => p.name).join(', ')}; clients ${sel.clients.join(', ')}; faults ${sel.faults.join(', ')}; seeds ${sel.seeds.join(', ')}`);
   print(`# modes ${modes.join(', ')}; noise: drop ${noise.drop}, skew up to ${noise.skewMs} ms, duplicate ${noise.duplicate}, shuffled batches, ${noiseSeeds} copies per capture`);
   print('# labels from the wire (client tap, call outcomes, the servers\' own account), scored per run and kind: P/R (tp fp fn +labels the path cannot see)');
-  const board = await runCorpus({ cells, modes, noise, noiseSeeds, log: (l) => print(`  ${l}`) });
+  const keepDir = env.CORPUS_KEEP_DIR || undefined;
+  const board = await runCorpus({ cells, modes, noise, noiseSeeds, log: (l) => print(`  ${l}`), ...(keepDir ? { onRun: keepRun(keepDir) } : {}) });
   for (const line of corpusTable(board, modes, sel.paths.map((p) => p.name))) print(line);
   return board.mismatches.length;
 }

@@ -12,7 +12,7 @@ import {
   type JsonRpcInfo,
   type SseEvent,
 } from './building-blocks.js';
-import { cancelledRequestIds, readCancelledIds } from './cancelled-requests.js';
+import { cancelledRequests, readCancelled } from './cancelled-requests.js';
 import { describeEvent } from './event-info.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
@@ -61,7 +61,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   if (opts.guard && session?.lost) {
     // Refused without going upstream, but still read: a stock client's cancel of a call the lost
     // session left hanging (sent at its timeout) is the proxy's only evidence of that hang.
-    if (method === 'POST' && presented !== undefined) readCancelledIds(req, opts.maxParseBytes, (ids) => ctx.requests.cancelled(presented, ids));
+    if (method === 'POST' && presented !== undefined) readCancelled(req, opts.maxParseBytes, (cancels) => ctx.requests.cancelled(presented, cancels));
     else req.resume();
     refuse(ctx, res, 'sessionLost');
     return;
@@ -172,7 +172,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const first = bodyInfos()[0];
     const rpcMethod = first?.method;
     // The client gave up on requests it names: those whose stream broke unanswered are settled.
-    if (presented !== undefined && method === 'POST') ctx.requests.cancelled(presented, cancelledRequestIds(bodyInfos(), bodyText));
+    if (presented !== undefined && method === 'POST') ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText));
 
     if (opts.guard && sessionReissued(presented, answeredId)) {
       refused = true;

@@ -1,6 +1,7 @@
 import { DeferredRequests, epochNow, type JsonRpcInfo } from './building-blocks.js';
 import type { ProxySession } from './session-table.js';
 import { BrokenCalls, callShape, statelessDetails, type StatelessDetails } from './stateless-calls.js';
+import type { CancelledRequest } from './cancelled-requests.js';
 import type { WireSpans } from './wire-spans.js';
 
 /** A JSON-RPC request the proxy forwarded and has not seen answered. */
@@ -18,6 +19,11 @@ interface HeldRequest {
   out: boolean;
   /** The exchange that carried it is still open (the answer may yet come on it, or it may break). */
   open: boolean;
+  /**
+   * Its exchange ended cleanly without the answer: the server closed the stream (to be polled, or
+   * as it shut down). Only a cancel whose reason is the client's timeout then settles it.
+   */
+  closed?: boolean;
 }
 
 /**
@@ -31,11 +37,16 @@ interface HeldRequest {
  * alone), and a re-issue of it (same method, tool and argument digest within `reissueWindowMs`)
  * emits its `request.received` at once, so that a re-issue answered in time still shows.
  *
- * Sessionful requests stay tracked while their exchange is open. One whose stream broke before
+ * Sessionful requests stay tracked while their exchange is open. One whose stream ended before
  * its answer is then remembered (at most `max`, the oldest forgotten first) until an answer to it
  * crosses any stream of the session (a resume replayed it) or the client cancels it
  * (`notifications/cancelled`): then `forkwatch.request.settled` goes out, outcome `cancelled`,
- * `stream_closed=true`: the proxy's evidence, alone, that the answer never came.
+ * `stream_closed=true`: the proxy's evidence, alone, that the answer never came. A stream that
+ * broke counts with any cancel. One the server closed cleanly counts only with a cancel whose
+ * reason is the client's timeout: a server may close a call's stream to be polled (the client
+ * resumes and the answer comes later), and an app that then cancels its call was not left hanging;
+ * a server that shut down gracefully (a rolling restart) closes it the same way, and the client
+ * that resumed then waits to its timeout for an answer no process holds.
  */
 export class PendingRequests {
   private readonly byKey = new Map<string, HeldRequest>();
@@ -130,17 +141,29 @@ export class PendingRequests {
   }
 
   /**
-   * The client cancelled `ids` on session `sessionId` (`notifications/cancelled`). Each one whose
-   * stream broke unanswered, and that no stream answered since, gets its `request.settled`.
+   * The client cancelled requests on session `sessionId` (`notifications/cancelled`). Each one whose
+   * stream ended unanswered (broke; or closed, cancelled on the client's timeout), and that no
+   * stream answered since, gets its `request.settled`; one the app cancelled after a clean close
+   * is forgotten.
    */
-  cancelled(sessionId: string, ids: readonly string[], at = epochNow()): void {
-    for (const id of ids) {
-      const key = `${sessionId}\u0000${id}\u0000`;
+  cancelled(sessionId: string, cancels: readonly CancelledRequest[], at = epochNow()): void {
+    for (const c of cancels) {
+      const key = `${sessionId}\u0000${c.id}\u0000`;
       const h = this.broken.get(key);
       if (h === undefined) continue;
       this.broken.delete(key);
+      if (h.closed === true && !c.timedOut) continue;
+      this.deferred.delete(h);
+      this.received(h);
       this.spans.settledCancelled(sessionId, h.info, h.protocolVersion, h.at, at);
     }
+  }
+
+  /** Remembers a sessionful request whose exchange ended unanswered (the oldest forgotten past `max`). */
+  private remember(key: string, h: HeldRequest): void {
+    this.broken.delete(key);
+    this.broken.set(key, h);
+    if (this.broken.size > this.max) this.broken.delete(this.broken.keys().next().value as string);
   }
 
   /**
@@ -154,18 +177,22 @@ export class PendingRequests {
     h.open = false;
     const stateless = h.body !== undefined;
     if (!broken && !stateless) {
-      // Ended without its answer but not broken (the server closed the stream to be polled): a
-      // pending deferral still emits its span if no answer comes; else nothing more to watch.
+      // Ended without its answer but not broken (the server closed the stream, to be polled or as
+      // it shut down): a pending deferral still emits its span if no answer comes; a cancel on the
+      // client's timeout then settles it.
       if (h.out) this.byKey.delete(key);
+      if (h.sessionId !== undefined && h.info.id !== undefined) {
+        h.closed = true;
+        this.remember(key, h);
+      }
       return;
     }
     this.byKey.delete(key);
     this.deferred.delete(h);
     this.received(h);
     if (!stateless && h.sessionId !== undefined && h.info.id !== undefined) {
-      this.broken.delete(key);
-      this.broken.set(key, h);
-      if (this.broken.size > this.max) this.broken.delete(this.broken.keys().next().value as string);
+      h.closed = false;
+      this.remember(key, h);
     }
     if (stateless) {
       const d = this.detailsOf(h);

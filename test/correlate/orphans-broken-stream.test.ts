@@ -70,7 +70,7 @@ describe('orphan from a broken stream the client cancelled (proxy spans)', { tim
     const x = h.findings[0]!;
     assert.equal(x.requestId, '1');
     assert.equal(x.progressToken, '1');
-    assert.match(x.summary, /stream broke before the answer/);
+    assert.match(x.summary, /stream ended \(broken, or closed by the server\) before the answer/);
     assert.ok(x.resolvedAtMs !== undefined, 'the client already gave up: resolved');
     assert.ok(x.evidence.some((e) => e.spanName === SPAN_REQUEST_SETTLED && /gave up on it \(cancelled\)/.test(e.shows)));
     assert.ok(x.evidence.some((e) => e.spanName === SPAN_REQUEST_RECEIVED));

@@ -25,7 +25,7 @@ test('naive server behind the proxy, stock client, nothing else instrumented: th
   const orphans = f.filter((x) => x.kind === 'orphaned_progress_token');
   assert.equal(orphans.length, 1, `${f.map((x) => `${x.kind}: ${x.summary}`).join('\n')}\n${why}`);
   const o = orphans[0]!;
-  assert.match(o.summary, /stream broke before the answer/, o.summary);
+  assert.match(o.summary, /stream ended \(broken, or closed by the server\) before the answer/, o.summary);
   // The evidence is the proxy's: its request span, and its record of the client's cancel.
   assert.ok(
     o.evidence.some((e) => e.spanName === 'forkwatch.request.settled' && e.side === 'server'),

@@ -1,7 +1,9 @@
 /**
  * A sessionful request whose stream broke before its answer and that the client then cancelled:
  * the proxy emits `request.settled` (cancelled, `stream_closed=true`), and nothing when an answer
- * came on another stream of the session, or when the stream never broke.
+ * came on another stream of the session, or when the stream never broke. One whose stream the
+ * server closed cleanly (polling, a graceful shutdown) settles only on a cancel whose reason is the
+ * client's timeout.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,22 +21,29 @@ import {
   SPAN_REQUEST_SETTLED,
 } from '@forkwatch/instrumentation/semconv';
 import { createForkwatchProxy, type ForkwatchProxy } from '../../src/proxy/index.js';
-import { cancelledRequestIds } from '../../src/proxy/cancelled-requests.js';
+import { cancelledRequests } from '../../src/proxy/cancelled-requests.js';
 
 const SID = 'S-cancel-1';
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_report', arguments: {}, _meta: { progressToken: 1 } } });
 const CANCEL = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'McpError: MCP error -32001: Request timed out' } });
+// What the TypeScript SDK sends when the app aborts the call (its AbortSignal's reason).
+const APP_CANCEL = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'AbortError: This operation was aborted' } });
 const PROGRESS = 'id: e1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n';
 const ANSWER = 'id: e2\ndata: {"jsonrpc":"2.0","id":1,"result":{"content":[]}}\n\n';
 
-test('cancelledRequestIds: the ids a cancel names, in a batch too; other bodies name none and never throw', () => {
+test('cancelledRequests: the ids a cancel names and whether it is a timeout, in a batch too; other bodies name none and never throw', () => {
   const info = (method: string) => [{ kind: 'notification' as const, method }];
-  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), CANCEL), ['1']);
-  const batch = `[${CANCEL},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}]`;
-  assert.deepEqual(cancelledRequestIds([...info('notifications/cancelled'), ...info('notifications/cancelled')], batch), ['1', 'abc']);
-  assert.deepEqual(cancelledRequestIds(info('notifications/progress'), CANCEL), [], 'parsed only when the body holds a cancel');
-  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), '{not json'), []);
-  assert.deepEqual(cancelledRequestIds(info('notifications/cancelled'), undefined), []);
+  assert.deepEqual(cancelledRequests(info('notifications/cancelled'), CANCEL), [{ id: '1', timedOut: true }]);
+  assert.deepEqual(cancelledRequests(info('notifications/cancelled'), APP_CANCEL), [{ id: '1', timedOut: false }]);
+  const batch = `[${CANCEL},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc","reason":"Request timeout"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}]`;
+  assert.deepEqual(cancelledRequests([...info('notifications/cancelled'), ...info('notifications/cancelled')], batch), [
+    { id: '1', timedOut: true },
+    { id: 'abc', timedOut: true },
+    { id: '2', timedOut: false },
+  ]);
+  assert.deepEqual(cancelledRequests(info('notifications/progress'), CANCEL), [], 'parsed only when the body holds a cancel');
+  assert.deepEqual(cancelledRequests(info('notifications/cancelled'), '{not json'), []);
+  assert.deepEqual(cancelledRequests(info('notifications/cancelled'), undefined), []);
 });
 
 /**
@@ -42,7 +51,7 @@ test('cancelledRequestIds: the ids a cancel names, in a batch too; other bodies 
  * until `answer()`; a resume GET carries the answer when `replayAnswer` is set; cancels get 202.
  */
 async function scenario(
-  opts: { requestSpanDelayMs: number; replayAnswer: boolean; breakStream: boolean },
+  opts: { requestSpanDelayMs: number; replayAnswer: boolean; breakStream: boolean; serverCloses?: boolean; cancel?: string },
 ): Promise<{ spans: ReadableSpan[]; proxy: ForkwatchProxy; settled: ReadableSpan[] }> {
   const open = new Set<http.ServerResponse>();
   const upstream = http.createServer((req, res) => {
@@ -57,7 +66,9 @@ async function scenario(
       if (body.includes('notifications/cancelled')) return void res.writeHead(202).end();
       res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': SID });
       res.write(PROGRESS);
-      open.add(res);
+      // The server ends the call's stream cleanly without its answer (to be polled, or shutting down).
+      if (opts.serverCloses === true) res.end();
+      else open.add(res);
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -74,7 +85,10 @@ async function scenario(
     // The call: its stream shows one event, then the client goes away (a partition, a timeout).
     const call = http.request(`${proxy.url}/mcp`, { method: 'POST', headers, agent: false });
     const firstEvent = new Promise<void>((resolve, reject) => {
-      call.on('response', (res) => res.once('data', () => resolve()));
+      call.on('response', (res) => {
+        res.once('data', () => resolve());
+        res.resume();
+      });
       call.on('error', (e) => (opts.breakStream ? undefined : reject(e)));
     });
     call.end(CALL);
@@ -88,7 +102,11 @@ async function scenario(
       // The client's SDK reconnects with the last event id it saw.
       await send(`${proxy.url}/mcp`, 'GET', { accept: 'text/event-stream', 'mcp-session-id': SID, 'last-event-id': 'e1' });
     }
-    assert.equal(await send(`${proxy.url}/mcp`, 'POST', headers, CANCEL), 202);
+    if (opts.serverCloses === true) {
+      await new Promise<void>((resolve) => (call.writableEnded && call.destroyed ? resolve() : call.once('close', () => resolve())));
+      await send(`${proxy.url}/mcp`, 'GET', { accept: 'text/event-stream', 'mcp-session-id': SID, 'last-event-id': 'e1' });
+    }
+    assert.equal(await send(`${proxy.url}/mcp`, 'POST', headers, opts.cancel ?? CANCEL), 202);
     const spans = exporter.getFinishedSpans();
     return { spans, proxy, settled: spans.filter((s) => s.name === SPAN_REQUEST_SETTLED) };
   } finally {
@@ -134,4 +152,27 @@ test('a cancel while the stream is still open (the client timed out, nothing bro
     const { settled } = await scenario({ requestSpanDelayMs, replayAnswer: false, breakStream: false });
     assert.deepEqual(settled, [], `requestSpanDelayMs ${requestSpanDelayMs}`);
   }
+});
+
+for (const requestSpanDelayMs of [1000, 0]) {
+  test(`the server closed the stream unanswered, the resume replayed nothing, the client cancelled on its timeout: settled (requestSpanDelayMs ${requestSpanDelayMs})`, async () => {
+    const { settled, spans } = await scenario({ requestSpanDelayMs, replayAnswer: false, breakStream: false, serverCloses: true });
+    assert.equal(settled.length, 1, spans.map((s) => s.name).join(', '));
+    assert.equal(settled[0]!.attributes[ATTR_REQUEST_OUTCOME], 'cancelled');
+    assert.equal(settled[0]!.attributes[ATTR_REQUEST_STREAM_CLOSED], true);
+    // The detector needs the request itself too, deferral or not.
+    assert.ok(spans.some((s) => s.name === SPAN_REQUEST_RECEIVED && s.attributes[ATTR_JSONRPC_REQUEST_ID] === '1'));
+  });
+}
+
+test('the server closed the stream unanswered and the app cancelled its call (not a timeout): no settle', async () => {
+  for (const requestSpanDelayMs of [1000, 0]) {
+    const { settled } = await scenario({ requestSpanDelayMs, replayAnswer: false, breakStream: false, serverCloses: true, cancel: APP_CANCEL });
+    assert.deepEqual(settled, [], `requestSpanDelayMs ${requestSpanDelayMs}`);
+  }
+});
+
+test('the server closed the stream to be polled and the resume carried the answer, then a timeout cancel: no settle', async () => {
+  const { settled } = await scenario({ requestSpanDelayMs: 1000, replayAnswer: true, breakStream: false, serverCloses: true });
+  assert.deepEqual(settled, []);
 });

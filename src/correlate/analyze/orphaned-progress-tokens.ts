@@ -106,13 +106,14 @@ function orphanReasons(v: SessionView, r: RequestFact, forks: FindingDraft[]): A
     if (elsewhere !== undefined) out.push({ why: `its response was sent by another incarnation (${elsewhere.inc})`, fact: elsewhere });
   }
   if (r.settled?.streamClosed === true && r.received !== undefined) {
-    // The proxy saw the request's response stream break before its answer, no stream of the
-    // session carry the answer afterwards, and the client then cancel it: the wire alone shows
+    // The proxy saw the request's response stream end before its answer (broken; or closed by the
+    // server and then cancelled on the client's timeout), no stream of the session carry the
+    // answer afterwards, and the client then cancel it: the wire alone shows
     // an answer that never came, with no client or server instrumentation.
     const answered = server.some(
       (e) => (e.jsonrpcKind === 'response' || e.jsonrpcKind === 'error') && e.jsonrpcId === r.requestId && (reqInc === undefined || e.inc === undefined || e.inc === reqInc),
     );
-    if (!answered) out.push({ why: `its response stream broke before the answer, no stream of the session answered it, and the client gave up on it (${r.settled.outcome ?? 'cancelled'})`, fact: r.settled });
+    if (!answered) out.push({ why: `its response stream ended (broken, or closed by the server) before the answer, no stream of the session answered it, and the client gave up on it (${r.settled.outcome ?? 'cancelled'})`, fact: r.settled });
   }
   if (out.length === 0 && r.sent !== undefined && r.received !== undefined && r.settled !== undefined) {
     // Resumed (2xx) while pending, the server's side then sent events of the session but never
