@@ -53,7 +53,7 @@ export const DEFAULT_CONFIG = {
   /** Retry-After sent with 503/429, seconds. */
   retryAfterSeconds: 2,
 
-  /** How long the correlator waits after a session's first undecided evidence before deciding, ms. */
+  /** How long the correlator waits after a session's first undecided evidence before deciding, ms; a session end, a resume or a guard's refusal restarts it (the other side's spans of that moment come later). */
   decisionWindowMs: 10_000,
   /** Sessions tracked at once; the least recently updated is dropped (and counted) past this. */
   maxSessions: 100_000,

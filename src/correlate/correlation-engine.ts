@@ -13,6 +13,7 @@ import { StateJournal } from './codec/state-journal.js';
 import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
 import { usefulWithoutSession } from './useful-without-session.js';
+import { restartsDecisionWindow } from './window-moments.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
@@ -264,6 +265,11 @@ export class CorrelationEngine {
       s.pendingSinceMs ??= now;
       this.markPending(key, s.pendingSinceMs);
       this.dirty.add(key);
+    }
+    if (s.pendingSinceMs !== undefined && s.pendingSinceMs < now && restartsDecisionWindow(span.name)) {
+      this.pending.delete(key);
+      s.pendingSinceMs = now;
+      this.markPending(key, now);
     }
     if (r.settledRequestId !== undefined) {
       resolveOrphans(s, r.settledRequestId, now, this.sink);
