@@ -1,5 +1,6 @@
 import type { FindingKind } from '../../src/model/finding.js';
 import type { CorpusCell } from './corpus-cell.js';
+import type { CellRun } from './run-cell.js';
 
 /**
  * Whether the cell's instrumented parts can see a kind at all, as docs/telemetry.md and
@@ -33,4 +34,20 @@ export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
     default:
       return true;
   }
+}
+
+/**
+ * {@link pathSees} for one run: also out of sight, the `minted_on_resume` of a rehydrated session
+ * behind the plain proxy when, on the wire, no event with an id crossed after the first resume
+ * answered `2xx` (a server restarted gracefully mid-call whose successor rebuilt the session and
+ * then sent nothing). The plain proxy reads a mint from the replay's event ids and has none to read
+ * (docs/proxy.md); `--guard` probes an empty replay and finds it. Reported as unseen, not a pass.
+ */
+export function runSees(run: CellRun, kind: FindingKind): boolean {
+  if (!pathSees(run.cell, kind)) return false;
+  if (kind !== 'minted_on_resume' || run.cell.path.via !== 'proxy' || run.stateless !== undefined) return true;
+  const { exchanges, events } = run.r.wire;
+  const resume = exchanges.find((x) => x.lastEventId !== undefined && x.status >= 200 && x.status < 300);
+  if (resume === undefined) return true;
+  return events.some((e) => e.at >= resume.at);
 }

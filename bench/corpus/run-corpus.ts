@@ -8,7 +8,7 @@ import { analyzeCapture } from './offline-findings.js';
 import { runCell, type CellRun } from './run-cell.js';
 import { Scoreboard, type ScoreMode } from './score.js';
 import { labelRun } from './wire-labels.js';
-import { pathSees } from './path-visibility.js';
+import { runSees } from './path-visibility.js';
 import { pythonNotPlayable } from './python-inprocess.js';
 import { restartNotPlayable, resumeStatuses, RESTART_FAULTS } from './restart-faults.js';
 
@@ -61,7 +61,7 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
       const labels = labelRun(run);
       opts.onRun?.(run, labels);
       const path = cell.path.name;
-      const sees = (kind: Parameters<typeof pathSees>[1]): boolean => pathSees(cell, kind);
+      const sees = (kind: Parameters<typeof runSees>[1]): boolean => runSees(run, kind);
       if (detector) {
         const minWaitMs = CORPUS_DECISION_WINDOW_MS + 1500 + (cell.path.stateless ? CORPUS_REISSUE_WINDOW_MS : 0);
         const live = await settledLiveFindings(detector.httpUrl, run.services, { minWaitMs });

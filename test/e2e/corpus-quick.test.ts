@@ -45,6 +45,12 @@ const CELLS: CorpusCell[] = [
   // Issue 24: the server restarted mid-call; the resume is answered 404 by a server that never
   // knew the session, and the call waits to its timeout (orphaned_progress_token).
   cell('sdk-1.x', 'guarded', 'instrumented', 'server-restart'),
+  // Issue 24: a graceful restart mid-call behind the proxy, a rehydrating successor answering the
+  // resume 200 with nothing. Both sides of docs/proxy.md's boundary: the plain proxy finds the
+  // orphan (the stream the server closed, the client's timeout cancel) but cannot see the mint
+  // (unseen, not a pass); --guard probes the empty replay and finds both.
+  cell('proxy/ts-1.x', 'naive', 'stock', 'server-restart'),
+  cell('proxy --guard/ts-1.x', 'naive', 'stock', 'server-restart'),
 ];
 
 /**
