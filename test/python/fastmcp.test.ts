@@ -7,7 +7,8 @@
  * proxy. Spans go by the standard OTLP/HTTP exporters to a real sink, are held to docs/telemetry.md
  * (test/conformance/telemetry-schema.ts), then replayed into a real `forkwatch serve`.
  * Scenarios: a healthy call with progress (no cut) and a healthy resume (the call's stream cut,
- * resumed while the session lives, replayed): no finding for either.
+ * resumed while the session lives, replayed): no finding for either; and the seed's fork (the cut
+ * outlasts the reap, FastMCP's manager swapped for a rehydrating one, `--naive`): minted_on_resume.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,7 +68,7 @@ interface Run {
 }
 
 /** One seed run: the stock TS client (instrumented) against the instrumented FastMCP server. */
-async function play(healthyCall: boolean): Promise<Run> {
+async function play(mode: 'call' | 'resume' | 'fork'): Promise<Run> {
   sink.reset();
   const client = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'fastmcp-ts-client' }),
@@ -80,15 +81,15 @@ async function play(healthyCall: boolean): Promise<Run> {
     result = await runSeedScenario({
       server: 'naive',
       client: 'stock',
-      healthy: true,
+      healthy: mode !== 'fork',
       salt: SALT,
       tracerProviders: { client },
       // No cut: the partition never comes, the run waits out maxRunMs (the call ends well before).
-      ...(healthyCall ? { partitionAfterEvents: Number.MAX_SAFE_INTEGER, maxRunMs: 3000 } : {}),
+      ...(mode === 'call' ? { partitionAfterEvents: Number.MAX_SAFE_INTEGER, maxRunMs: 3000 } : {}),
       startServer: async (t) => {
         server = await startExternalServer(
           python!,
-          [SERVER, '--port', String(await reservePort()), '--idle-timeout-s', String(t.reapAfterMs / 1000), '--steps', String(t.steps), '--step-ms', String(t.stepMs), '--instrument'],
+          [SERVER, '--port', String(await reservePort()), '--idle-timeout-s', String(t.reapAfterMs / 1000), '--steps', String(t.steps), '--step-ms', String(t.stepMs), '--instrument', ...(mode === 'fork' ? ['--naive'] : [])],
           { env },
         );
         return server;
@@ -138,7 +139,7 @@ const serverSpans = (run: Run, name: string): Array<SpanRecord['attributes']> =>
   run.spans.filter((s) => s.service === 'fastmcp-py-server' && s.name === name).map((s) => s.attributes);
 
 test(`FastMCP ${fastmcpVersion ?? '4.x'}: a healthy call with progress, spans to the doc, no finding`, { skip, timeout: 60_000 }, async (t) => {
-  const run = await play(true);
+  const run = await play('call');
   t.diagnostic(`${run.spans.length} spans; calls ${JSON.stringify(run.result.calls.map((c) => [c.outcome, c.progress]))}`);
   assert.deepEqual(run.result.calls.map((c) => [c.outcome, c.progress]), [['result', 5]], run.serverOutput);
   assert.deepEqual(run.result.resumes, []);
@@ -153,7 +154,7 @@ test(`FastMCP ${fastmcpVersion ?? '4.x'}: a healthy call with progress, spans to
 });
 
 test(`FastMCP ${fastmcpVersion ?? '4.x'}: a healthy resume (stream cut, resumed in the session's life), spans to the doc, no finding`, { skip, timeout: 60_000 }, async (t) => {
-  const run = await play(false);
+  const run = await play('resume');
   t.diagnostic(`${run.spans.length} spans; resumes ${JSON.stringify(run.result.resumes)}; calls ${JSON.stringify(run.result.calls.map((c) => c.outcome))}`);
   assert.ok(run.result.resumes.length >= 1 && run.result.resumes.every((r) => r.status === 200), JSON.stringify(run.result.resumes));
   assert.ok(run.result.replayedEventIds.length > 0, 'the resume replayed the missed events');
@@ -167,4 +168,23 @@ test(`FastMCP ${fastmcpVersion ?? '4.x'}: a healthy resume (stream cut, resumed 
   }
   assert.deepEqual(departures(run), []);
   assert.deepEqual(await findingKinds(run), []);
+});
+
+test(`FastMCP ${fastmcpVersion ?? '4.x'}: the seed's fork (reap, then a rehydrating manager answers the resume) is minted_on_resume`, { skip, timeout: 60_000 }, async (t) => {
+  const run = await play('fork');
+  t.diagnostic(`${run.spans.length} spans; resumes ${JSON.stringify(run.result.resumes)}; sessions ${JSON.stringify(run.result.sessions)}`);
+  assert.ok(run.result.sessions.reaped >= 1, run.serverOutput);
+  assert.match(run.serverOutput, /^rehydrated /m);
+  const created = serverSpans(run, 'forkwatch.session.created');
+  t.diagnostic(`created_by: ${created.map((c) => c['forkwatch.session.created_by']).join(', ')}; resume outcomes: ${serverSpans(run, 'forkwatch.resume').map((r) => r['forkwatch.resume.outcome']).join(', ')}`);
+  // A second incarnation under the client's id, minted by a request other than initialize (the
+  // client's reconnecting GETs race: the standalone GET often mints it before the resume arrives).
+  assert.equal(created.length, 2, run.serverOutput);
+  assert.notEqual(created[1]!['forkwatch.session.created_by'], 'initialize');
+  assert.equal(created[1]!['forkwatch.session.client_supplied_id'], true);
+  assert.equal(created[1]!['forkwatch.session.key'], created[0]!['forkwatch.session.key']);
+  assert.deepEqual(departures(run), []);
+  const kinds = await findingKinds(run);
+  t.diagnostic(`findings: [${kinds.join(', ')}]`);
+  assert.ok(kinds.includes('minted_on_resume'), JSON.stringify(kinds));
 });
