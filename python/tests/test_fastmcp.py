@@ -55,7 +55,6 @@ def test_observe_app_sees_fastmcps_session_manager(spans, serve):
     assert created["forkwatch.session.created_by"] == "initialize"
     progress = [e for e in spans.attrs("forkwatch.sse.event") if e.get("mcp.method.name") == "notifications/progress"]
     assert [p["forkwatch.progress.token"] for p in progress] == ["tok-1"] * 3
-    # FastMCP's event store (scoped per session) is seen through: the ids it minted are stored ones.
     assert c.delete() == 200
     spans.wait(lambda: spans.all("forkwatch.session.ended"))
     [ended] = spans.attrs("forkwatch.session.ended")
@@ -74,6 +73,7 @@ def test_a_resume_on_fastmcp_is_replayed_and_found(spans, serve):
     spans.wait(lambda: spans.all("forkwatch.resume"))
     [resume] = spans.attrs("forkwatch.resume")
     assert resume["forkwatch.resume.outcome"] == "resumed"
+    # FastMCP wraps its store per transport (SessionScopedEventStore); the ids it mints are seen as stored.
     assert resume["forkwatch.resume.last_event_found"] is True
     assert resume["forkwatch.resume.last_event_id"] == last
     c.close()
