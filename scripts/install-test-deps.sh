@@ -59,7 +59,7 @@ otelcol_bin="$(bash collector/otelcol/build.sh)"
 # ---- Python virtualenv: the proxy's e2e against a Python MCP server (test/e2e/proxy-python.test.ts)
 # and the Python instrumentation package python/ (test/python/package.test.ts runs its ruff + pytest) ----
 # Built from the pinned test/fixtures/python/requirements.txt (mcp, uvicorn, opentelemetry-sdk/-exporter-
-# otlp-proto-http/-instrumentation/-distro, pytest, ruff, hatchling) into a cache keyed by the hash of
+# otlp-proto-http/-instrumentation/-distro, fastmcp 4.x, pytest, ruff, hatchling) into a cache keyed by the hash of
 # requirements.txt followed by python/pyproject.toml (outside the clone, reused across runs); the tests
 # find it at the same path (test/e2e/helpers/python-venv.ts). The package itself is reinstalled from
 # this clone on every run (non-editable, no deps, no build isolation: a few seconds), so the venv's
@@ -68,12 +68,12 @@ log "Python virtualenv (mcp from PyPI, the python/ package)"
 py_req="$root/test/fixtures/python/requirements.txt"
 py_hash=$(cat "$py_req" "$root/python/pyproject.toml" | sha256sum | cut -c1-12)
 py_venv="${XDG_CACHE_HOME:-$HOME/.cache}/forkwatch/venv-$py_hash"
-if [ ! -x "$py_venv/bin/python" ] || ! "$py_venv/bin/python" -c 'import mcp, uvicorn, pytest, opentelemetry.sdk' >/dev/null 2>&1; then
+if [ ! -x "$py_venv/bin/python" ] || ! "$py_venv/bin/python" -c 'import mcp, uvicorn, pytest, opentelemetry.sdk, fastmcp' >/dev/null 2>&1; then
   command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }
   python3 -m venv "$py_venv" 2>/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null && rm -rf "$py_venv" && python3 -m venv "$py_venv"; }
   "$py_venv/bin/pip" install -q --disable-pip-version-check -r "$py_req"
 fi
 "$py_venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation --force-reinstall "$root/python"
-"$py_venv/bin/python" -c 'import mcp, uvicorn, pytest, forkwatch_instrumentation' || { echo "CI: the Python virtualenv $py_venv lacks mcp or the python/ package: Python tests would be skipped" >&2; exit 1; }
+"$py_venv/bin/python" -c 'import mcp, uvicorn, pytest, fastmcp, forkwatch_instrumentation' || { echo "CI: the Python virtualenv $py_venv lacks mcp, fastmcp or the python/ package: Python tests would be skipped" >&2; exit 1; }
 export FORKWATCH_PYTHON_VENV="$py_venv"
 # ---- end Python virtualenv ----

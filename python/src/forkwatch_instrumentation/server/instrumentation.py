@@ -25,6 +25,7 @@ from forkwatch_instrumentation.semconv import (
     SPAN_SESSION_CREATED,
     SPAN_SESSION_ENDED,
 )
+from forkwatch_instrumentation.server.asgi_app import observe_app
 from forkwatch_instrumentation.server.exchange import Exchange, header, trace_context
 from forkwatch_instrumentation.server.requests import RequestFacts
 from forkwatch_instrumentation.server.sse_events import SseEventFacts
@@ -126,6 +127,11 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
         except Exception:
             logger.debug("forkwatch: manager not observed", exc_info=True)
         return manager
+
+    def observe_app(self, app: Any) -> Any:
+        """Observe the session managers a Starlette app makes in its lifespan, as it starts: FastMCP 4.x's
+        `http_app()` builds a new one on every lifespan cycle (server/asgi_app.py). Returns the app."""
+        return observe_app(self, app)
 
     def observe_transport(self, transport: Any, manager: Any = None) -> Any:
         """Observe one `StreamableHTTPServerTransport` (call it on every transport you create, rebuilt
