@@ -1,4 +1,5 @@
 import type { CallRecord } from '../../src/demo/types.js';
+import type { TappedEvent } from '../../src/demo/wire-tap.js';
 
 /** What bench/corpus/python_client.py printed, read. */
 export interface PythonClientOutput {
@@ -64,4 +65,19 @@ export function parsePythonClientOutput(stdout: string): PythonClientOutput {
     }
   }
   return out;
+}
+
+/**
+ * Each event the app's dedup dropped, matched to the wire event it was: the n-th drop of a
+ * `(session id, event id)` is that pair's (n+1)-th arrival on the wire (the first was passed on).
+ */
+export function droppedOnWire(dropped: ReadonlyArray<{ sessionId: string; eventId: string }>, events: readonly TappedEvent[]): Array<{ eventId: string; event?: TappedEvent }> {
+  const drops = new Map<string, number>();
+  return dropped.map((d) => {
+    const key = `${d.sessionId}\u0000${d.eventId}`;
+    const n = (drops.get(key) ?? 0) + 1;
+    drops.set(key, n);
+    const event = events.filter((e) => `${e.sessionId ?? ''}\u0000${e.eventId}` === key)[n];
+    return event === undefined ? { eventId: d.eventId } : { eventId: d.eventId, event };
+  });
 }

@@ -7,7 +7,7 @@ import { startNaiveServer } from '../../src/demo/naive-server.js';
 import { scenarioTimers, sequenceRegressions } from '../../src/demo/seed-scenario.js';
 import type { TappedEvent, TappedExchange } from '../../src/demo/wire-tap.js';
 import type { CallRecord, DemoServer, ScenarioResult, ScenarioStep, SeedScenarioOptions } from '../../src/demo/types.js';
-import { parsePythonClientOutput, type PythonClientOutput } from './python-client-output.js';
+import { droppedOnWire, parsePythonClientOutput, type PythonClientOutput } from './python-client-output.js';
 import { startTapForwarder, type TapForwarder } from './tap-forwarder.js';
 
 const SCRIPT = fileURLToPath(new URL('./python_client.py', import.meta.url));
@@ -190,10 +190,11 @@ export async function runPythonClientScenario(opts: PythonClientScenarioOptions)
         onWire: wireResponses.has(`${p.sessionId}\u0000${p.requestId}`),
         droppedByDedup: false,
       })),
-      droppedByDedup: (droppedByDedup ?? []).map((d) => {
-        const e = tap.events.find((x) => x.eventId === d.eventId && (x.sessionId ?? '') === d.sessionId);
-        return { eventId: d.eventId, kind: e?.info.kind ?? 'unknown', ...(e?.info.id !== undefined ? { jsonrpcId: e.info.id } : {}) };
-      }),
+      droppedByDedup: droppedOnWire(droppedByDedup ?? [], tap.events).map(({ eventId, event: e }) => ({
+        eventId,
+        kind: e?.info.kind ?? 'unknown',
+        ...(e?.info.id !== undefined ? { jsonrpcId: e.info.id } : {}),
+      })),
       hung: calls.filter((c) => c.outcome === 'timeout' || c.outcome === 'pending').map((c) => ({ attempt: c.attempt, durationMs: c.durationMs ?? Date.now() - t0 - c.startedAtMs })),
       errors: calls.flatMap((c) => (c.error ? [c.error] : [])),
       forks,

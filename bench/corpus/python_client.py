@@ -36,15 +36,15 @@ import httpx2
 # The JSON exporter of the corpus's Python server (OTLP/HTTP JSON, what the capture sink keeps).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from forkwatch_instrumentation.client import ClientInstrumentation  # noqa: E402
-from forkwatch_instrumentation.guard import ClientGuard, SessionForkError, connect_guarded  # noqa: E402
-from forkwatch_instrumentation.guard.sse_filter import FilteredSseStream  # noqa: E402
-from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: E402
-from python_inprocess_server import JsonSpanExporter  # noqa: E402
+from forkwatch_instrumentation.client import ClientInstrumentation
+from forkwatch_instrumentation.guard import ClientGuard, SessionForkError, connect_guarded
+from forkwatch_instrumentation.guard.sse_filter import FilteredSseStream
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from python_inprocess_server import JsonSpanExporter
 
 # The SDK's own request timeout (mcp_types.REQUEST_TIMEOUT): the call waited and was never answered.
 REQUEST_TIMEOUT = -32001
@@ -87,6 +87,17 @@ class NaiveDedup(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+def timed_out(err: BaseException) -> bool:
+    """The SDK's own request timeout (`MCPError(REQUEST_TIMEOUT, "Request 'tools/call' timed out")`). The
+    code alone does not tell it: a server's `404` body `{"code": -32001, "message": "Session not found"}`
+    (the TypeScript SDK's) reaches the app as an `MCPError` with the same code."""
+    return (
+        getattr(err, "code", None) == REQUEST_TIMEOUT
+        and "timed out" in str(err)
+        and not isinstance(err, SessionForkError)
+    )
+
+
 def emit(obj: dict[str, Any]) -> None:
     print(json.dumps(obj), flush=True)
 
@@ -109,10 +120,14 @@ async def read_command() -> str:
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     provider = TracerProvider(resource=Resource.create({"service.name": args.service}))
-    provider.add_span_processor(BatchSpanProcessor(JsonSpanExporter(f"{args.otlp_url}/v1/traces"), schedule_delay_millis=100))
+    provider.add_span_processor(
+        BatchSpanProcessor(JsonSpanExporter(f"{args.otlp_url}/v1/traces"), schedule_delay_millis=100)
+    )
     # The TypeScript seed's delivery timeout (250 ms at scale 1, `deliveryTimeoutMs`): a wire event not
     # delivered by then is reported `dropped` while the run lasts.
-    ci = ClientInstrumentation(tracer_provider=provider, salt=args.salt, request_span_delay_ms=0, delivery_timeout_ms=args.delivery_timeout_ms)
+    ci = ClientInstrumentation(
+        tracer_provider=provider, salt=args.salt, request_span_delay_ms=0, delivery_timeout_ms=args.delivery_timeout_ms
+    )
     t0 = time.monotonic()
     ms = lambda: round((time.monotonic() - t0) * 1000)  # noqa: E731
     calls: list[dict[str, Any]] = []
@@ -134,11 +149,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 progress_callback=on_progress,
             )
             rec["outcome"] = "result"
-        except Exception as err:  # noqa: BLE001 - every failure is the run's evidence
+        except Exception as err:
             rec["error"] = describe(err)
             if isinstance(err, SessionForkError):
                 forks.append({"kind": err.kind, "message": str(err)[:300], "at_ms": ms()})
-            rec["outcome"] = "timeout" if rec["error"].get("code") == REQUEST_TIMEOUT and not isinstance(err, SessionForkError) else "error"
+            rec["outcome"] = "timeout" if timed_out(err) else "error"
         rec["settled_ms"] = ms()
         emit({"settled": attempt, "outcome": rec["outcome"]})
 
@@ -169,7 +184,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                     async with ClientSession(ci.attach(read), write) as session:
                         await session.initialize()
                         await script(session.call_tool)
-    except BaseException as err:  # noqa: BLE001 - a fork leaving the block, the run's bound
+    except BaseException as err:
         if isinstance(err, SessionForkError):
             forks.append({"kind": err.kind, "message": str(err)[:300], "at_ms": ms()})
         else:
