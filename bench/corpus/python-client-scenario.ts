@@ -130,6 +130,7 @@ export async function runPythonClientScenario(opts: PythonClientScenarioOptions)
         '--request-timeout-s', String(t.requestTimeoutMs / 1000),
         '--delivery-timeout-ms', String(t.deliveryTimeoutMs),
         '--max-run-s', String(Math.max(5, (deadline - Date.now()) / 1000)),
+        '--t0-epoch-ms', String(t0),
       ],
       { env, stdio: ['pipe', 'pipe', 'pipe'] },
     );

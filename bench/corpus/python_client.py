@@ -128,8 +128,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     ci = ClientInstrumentation(
         tracer_provider=provider, salt=args.salt, request_span_delay_ms=0, delivery_timeout_ms=args.delivery_timeout_ms
     )
-    t0 = time.monotonic()
-    ms = lambda: round((time.monotonic() - t0) * 1000)  # noqa: E731
+    # Times in ms since the run began (the orchestrator's clock, `--t0-epoch-ms`), as the wire tap's.
+    ms = lambda: round(time.time() * 1000 - args.t0_epoch_ms)  # noqa: E731
     calls: list[dict[str, Any]] = []
     forks: list[dict[str, Any]] = []
     dedup: NaiveDedup | None = None
@@ -205,4 +205,5 @@ if __name__ == "__main__":
     ap.add_argument("--request-timeout-s", type=float, default=3.0)
     ap.add_argument("--delivery-timeout-ms", type=int, default=500)
     ap.add_argument("--max-run-s", type=float, default=40.0)
+    ap.add_argument("--t0-epoch-ms", type=float, default=time.time() * 1000, help="the run's start (epoch ms)")
     emit(anyio.run(main, ap.parse_args()))
