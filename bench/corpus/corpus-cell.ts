@@ -15,8 +15,17 @@ export type CorpusServer =
   /** bench/corpus/stateless-servers.ts: no session, no resume (SDK 1.x `sessionIdGenerator: undefined`, 2.x `createMcpHandler`). */
   | 'stateless';
 
-/** The app's client: the stock SDK client (with the app's naive dedup), the same instrumented, or `connectGuarded` (instrumented). */
-export type CorpusClient = 'stock' | 'instrumented' | 'guarded';
+/**
+ * The app's client: the stock SDK client (with the app's naive dedup), the same instrumented, or
+ * `connectGuarded` (instrumented); or the Python `mcp` SDK's `ClientSession` in its own process
+ * (bench/corpus/python_client.py), instrumented with forkwatch_instrumentation's
+ * `ClientInstrumentation` with the app's naive dedup (`python-instrumented`), or through its
+ * `connect_guarded` (`python-guarded`, no app dedup).
+ */
+export type CorpusClient = 'stock' | 'instrumented' | 'guarded' | 'python-instrumented' | 'python-guarded';
+
+/** The clients bench/corpus/python_client.py plays. */
+export const PYTHON_CLIENTS: readonly CorpusClient[] = ['python-instrumented', 'python-guarded'];
 
 /** The fault the run injects. */
 export type CorpusFault =

@@ -16,7 +16,7 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
   { name: 'proxy/stateless-ts-1.x', via: 'proxy', sdk: '1.x', servers: ['stateless'], stateless: true },
 ];
 
-export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded'];
+export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded', 'python-instrumented', 'python-guarded'];
 export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy', 'reject-409', 'server-restart'];
 
 /** What to run: the cross product of the chosen paths, clients, faults and seeds. */

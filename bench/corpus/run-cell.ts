@@ -6,7 +6,7 @@ import type { ScenarioResult, SeedScenarioOptions } from '../../src/demo/types.j
 import { startProxyProcess, type ProxyProcess } from '../../test/e2e/helpers/proxy-process.js';
 import { CLIENT_SDK_V2, SERVER_SDK_V2 } from '../../test/e2e/helpers/sdk-v2-kit.js';
 import { startCaptureSink } from './capture-sink.js';
-import { SCRIPT_FAULTS, type CorpusCell } from './corpus-cell.js';
+import { PYTHON_CLIENTS, SCRIPT_FAULTS, type CorpusCell } from './corpus-cell.js';
 import { runScriptScenario, type ScriptFault } from './script-scenario.js';
 import { SLOW_REPORT_TOOL } from '../../src/demo/slow-report-tool.js';
 import { EVERYTHING_TOOL, externalServer, type ExternalServer } from './corpus-servers.js';
@@ -14,6 +14,8 @@ import { between, seededRandom } from './seeded-random.js';
 import { pythonInProcessServer } from './python-inprocess.js';
 import { reject409Server, restartDemoServer } from './restart-faults.js';
 import { runRestartScenario } from './restart-scenario.js';
+import { runPythonClientScenario } from './python-client-scenario.js';
+import { pythonVenv } from '../../test/e2e/helpers/python-venv.js';
 import { runStatelessScenario, scenarioOfStateless, type StatelessFault, type StatelessRun } from './stateless-scenario.js';
 
 /** The fleet salt of every corpus run (clients, in-process servers, proxies). */
@@ -57,7 +59,9 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   // A Python server instruments itself in its own process and exports to the sink on its own.
   const pythonServer = pythonInProcessServer(cell, sink.url, CORPUS_SALT);
   const serverProvider = inProcess && !pythonServer ? provider(`${cell.id}-server`) : undefined;
-  const clientProvider = cell.client === 'stock' ? undefined : provider(`${cell.id}-client`);
+  // A Python client instruments itself in its own process and exports to the sink as `<id>-client`.
+  const pythonClient = PYTHON_CLIENTS.includes(cell.client);
+  const clientProvider = cell.client === 'stock' || pythonClient ? undefined : provider(`${cell.id}-client`);
   const external = pythonServer ?? externalServer(cell.server);
   let started: ExternalServer | undefined;
   let px: ProxyProcess | undefined;
@@ -65,7 +69,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   const everything = cell.server === 'everything';
   const opts: SeedScenarioOptions = {
     server: cell.server === 'guarded' ? 'guarded' : 'naive',
-    client: cell.client === 'guarded' ? 'guarded' : 'stock',
+    client: cell.client === 'guarded' || cell.client === 'python-guarded' ? 'guarded' : 'stock',
     healthy: cell.fault === 'cut-healthy' || cell.fault === 'reject-409',
     scale: 2,
     salt: CORPUS_SALT,
@@ -98,6 +102,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   let capture: string[];
   let stateless: StatelessRun | undefined;
   let restartOutput: string | undefined;
+  let pythonClientOutput: string | undefined;
   try {
     if (cell.path.stateless) {
       // The 1.x client waits to its timeout on a cut: short, so the orphan's cell stays seconds long.
@@ -115,7 +120,19 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
         maxWaitMs: 15_000,
       });
     }
-    if (cell.fault === 'server-restart') {
+    if (pythonClient) {
+      const python = pythonVenv();
+      if (python === undefined) throw new Error('the Python client needs the virtualenv (FORKWATCH_PYTHON_VENV)');
+      const py = await runPythonClientScenario({
+        ...opts,
+        python,
+        kind: cell.client === 'python-guarded' ? 'guarded' : 'instrumented',
+        otlpUrl: sink.url,
+        service: `${cell.id}-client`,
+      });
+      pythonClientOutput = py.output;
+      r = py.r;
+    } else if (cell.fault === 'server-restart') {
       // Each incarnation is a new process (third-party servers) or a new in-process server.
       // The Python server's call ran out before its kill took effect (its exit takes ~0.2 s): a longer call keeps the restart mid-call.
       const python = cell.server === 'python' || cell.server === 'python-naive';
@@ -162,11 +179,12 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
   return {
     cell,
     r,
-    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.fault !== 'server-restart' && cell.client !== 'guarded',
+    // The Python guarded client (connect_guarded) has no app dedup, as connectGuarded.
+    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.fault !== 'server-restart' && cell.client !== 'guarded' && cell.client !== 'python-guarded',
     serverRehydrations: r.sessions.rehydrated + (out.match(/^rehydrated /gm) ?? []).length,
     capture,
     services: [`${cell.id}-server`, `${cell.id}-proxy`, `${cell.id}-client`],
-    logs: `--- proxy ---\n${px?.output() ?? ''}\n--- server ---\n${out}`,
+    logs: `--- proxy ---\n${px?.output() ?? ''}\n--- server ---\n${out}${pythonClientOutput !== undefined ? `\n--- python client ---\n${pythonClientOutput}` : ''}`,
     ...(stateless ? { stateless } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { startDetector, CLI, type DetectorProcess } from '../../test/e2e/helpers/detector.js';
-import { cellName, SCRIPT_FAULTS, STATELESS_FAULTS, type CorpusCell } from './corpus-cell.js';
+import { cellName, PYTHON_CLIENTS, SCRIPT_FAULTS, STATELESS_FAULTS, type CorpusCell } from './corpus-cell.js';
 import { unavailable } from './corpus-servers.js';
 import { perturbCapture, type NoiseOptions } from './capture-noise.js';
 import { settledLiveFindings } from './live-findings.js';
@@ -10,6 +10,7 @@ import { Scoreboard, type ScoreMode } from './score.js';
 import { labelRun } from './wire-labels.js';
 import { runSees } from './path-visibility.js';
 import { pythonNotPlayable } from './python-inprocess.js';
+import { pythonClientNotPlayable } from './python-client-cells.js';
 import { restartNotPlayable, resumeStatuses, RESTART_FAULTS } from './restart-faults.js';
 
 /** The live detector's decision window in the corpus, ms (short: runs are seconds long). */
@@ -45,7 +46,7 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
       detector = await startDetector({ args: ['--decision-window-ms', String(CORPUS_DECISION_WINDOW_MS), '--tick-interval-ms', '100', '--reissue-window-ms', String(CORPUS_REISSUE_WINDOW_MS)] });
     }
     for (const cell of opts.cells) {
-      const why = unavailable(cell.server);
+      const why = unavailable(cell.server) ?? (PYTHON_CLIENTS.includes(cell.client) ? unavailable('python') : undefined);
       const name = cellName(cell);
       if (why !== undefined) {
         log(`skip ${name}: ${why}`);
@@ -85,7 +86,7 @@ export async function runCorpus(opts: RunCorpusOptions): Promise<Scoreboard> {
 /** Why a combination is not played, or undefined. */
 function notPlayable(cell: CorpusCell): string | undefined {
   if (cell.server === 'everything' && (cell.fault === 'cut-reap' || cell.fault === 'idle-reaped')) return 'server-everything has no idle reaper';
-  const python = pythonNotPlayable(cell);
+  const python = pythonNotPlayable(cell) ?? pythonClientNotPlayable(cell);
   if (python !== undefined) return python;
   if (cell.path.stateless === true) {
     if (!STATELESS_FAULTS.includes(cell.fault)) return `a stateless path plays ${STATELESS_FAULTS.join(', ')}`;

@@ -41,7 +41,12 @@ const CELLS: CorpusCell[] = [
   cell('stateless/sdk-2.x', 'stateless', 'instrumented', 'app-cancel'),
   // Issue 29: the Python mcp server with forkwatch_instrumentation in its process (the seed's fork:
   // minted, regression, dedup loss, orphan). Needs the Python virtualenv (.ci/run builds it).
-  ...(pythonVenv() !== undefined ? [cell('python', 'python-naive', 'instrumented', 'cut-reap')] : []),
+  // Issue 29: the Python mcp client (ClientSession with forkwatch_instrumentation's client
+  // instrumentation, the app's naive dedup) against the rehydrating TypeScript server: the seed's
+  // fork seen from a Python client's spans (minted, regression, dedup loss, orphan).
+  ...(pythonVenv() !== undefined
+    ? [cell('python', 'python-naive', 'instrumented', 'cut-reap'), cell('sdk-1.x', 'naive', 'python-instrumented', 'cut-reap')]
+    : []),
   // Issue 24: the server restarted mid-call; the resume is answered 404 by a server that never
   // knew the session, and the call waits to its timeout (orphaned_progress_token).
   cell('sdk-1.x', 'guarded', 'instrumented', 'server-restart'),
