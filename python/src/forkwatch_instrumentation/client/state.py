@@ -73,7 +73,9 @@ def fingerprint(msg: Any) -> tuple[Any, ...] | None:
             return ("q", str(msg["id"]), msg["method"])
         return ("n", msg["method"], _canonical(_norm(msg.get("params") or {}), 0))
     if "result" in msg or "error" in msg:
-        return ("r", str(msg.get("id")))
+        # Kind included: an error the SDK synthesizes for a call whose stream ended (no wire event)
+        # must not match the result of the same id that the app's dedup dropped.
+        return ("r", str(msg.get("id")), "e" if "error" in msg else "r")
     return None
 
 
