@@ -48,7 +48,9 @@ export type CorpusFault =
   /** The healthy cut against a server whose event log evicted the client's cursor: the resume is answered 409 (restart-faults.ts). */
   | 'reject-409'
   /** The server restarted mid-call: the resume meets a server that never knew the session (restart-scenario.ts). */
-  | 'server-restart';
+  | 'server-restart'
+  /** As `server-restart`, but connections are refused while the server is down until the client's reconnects are spent. */
+  | 'refused-restart';
 
 /** Faults played by the scripted session (bench/corpus/script-scenario.ts) rather than the seed's partition. */
 export const SCRIPT_FAULTS: readonly CorpusFault[] = ['idle-reaped', 'app-cancel', 'delete-after-call'];

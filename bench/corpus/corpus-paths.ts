@@ -17,7 +17,7 @@ export const CORPUS_PATHS: readonly CorpusPath[] = [
 ];
 
 export const CORPUS_CLIENTS: readonly CorpusClient[] = ['stock', 'instrumented', 'guarded', 'python-instrumented', 'python-guarded'];
-export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy', 'reject-409', 'server-restart'];
+export const CORPUS_FAULTS: readonly CorpusFault[] = ['cut-reap', 'cut-healthy', 'idle-reaped', 'app-cancel', 'delete-after-call', 'cut', 'cut-retry', 'healthy', 'reject-409', 'server-restart', 'refused-restart'];
 
 /** What to run: the cross product of the chosen paths, clients, faults and seeds. */
 export interface CorpusSelection {

@@ -12,9 +12,11 @@ import type { CorpusCell, CorpusFault } from './corpus-cell.js';
  * - `reject-409`: the seed's healthy cut against the guarded server with a two-event log, so the
  *   resume's cursor is evicted by then and the resume is answered 409 (test/conformance/ts-pairs.ts);
  * - `server-restart`: the server restarted mid-call (restart-scenario.ts), the resume meets a
- *   server that never knew the session: 404/400, or a session minted by a rehydrating server.
+ *   server that never knew the session: 404/400, or a session minted by a rehydrating server;
+ * - `refused-restart`: the same, but the address refuses connections while the server is down
+ *   until the client's reconnects are spent: no resume reaches the new server.
  */
-export const RESTART_FAULTS: readonly CorpusFault[] = ['reject-409', 'server-restart'];
+export const RESTART_FAULTS: readonly CorpusFault[] = ['reject-409', 'server-restart', 'refused-restart'];
 
 /** The event log size of `reject-409`'s server: smaller than the events sent during the cut. */
 export const REJECT_409_MAX_EVENTS = 2;
@@ -25,7 +27,7 @@ export function restartNotPlayable(cell: CorpusCell): string | undefined {
     if (cell.server !== 'guarded') return 'only the guarded demo server bounds its event log (maxEventsPerSession): the others keep every event, so no cursor is evicted';
     return undefined;
   }
-  if (cell.fault === 'server-restart' && cell.client === 'guarded') return 'the restart session drives the stock SDK client only';
+  if ((cell.fault === 'server-restart' || cell.fault === 'refused-restart') && cell.client === 'guarded') return 'the restart session drives the stock SDK client only';
   return undefined;
 }
 

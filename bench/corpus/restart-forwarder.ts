@@ -7,9 +7,10 @@ export interface RestartForwarder {
   /**
    * Points new connections at `port`. `undefined` holds them (the restart window): a real
    * restart's listener may refuse, but a held connect keeps the client's retry count out of the
-   * comparison between servers, so every server meets the same resume.
+   * comparison between servers, so every server meets the same resume. `'refuse'` closes each new
+   * connection at once (a port with no listener: the client's reconnects fail).
    */
-  retarget(port: number | undefined): void;
+  retarget(port: number | undefined | 'refuse'): void;
   close(): Promise<void>;
 }
 
@@ -19,7 +20,7 @@ export interface RestartForwarder {
  * exit does.
  */
 export async function startRestartForwarder(): Promise<RestartForwarder> {
-  let target: number | undefined;
+  let target: number | undefined | 'refuse';
   let held: (() => void)[] = [];
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket): void => {
@@ -29,8 +30,13 @@ export async function startRestartForwarder(): Promise<RestartForwarder> {
   const server = net.createServer((down) => {
     track(down);
     down.pause();
+    if (target === 'refuse') {
+      down.resetAndDestroy();
+      return;
+    }
     const connect = (): void => {
-      const up = net.connect(target!, '127.0.0.1');
+      if (target === 'refuse' || target === undefined) return void down.resetAndDestroy();
+      const up = net.connect(target, '127.0.0.1');
       track(up);
       up.on('connect', () => {
         down.pipe(up);
@@ -51,6 +57,7 @@ export async function startRestartForwarder(): Promise<RestartForwarder> {
     retarget(port) {
       target = port;
       if (port === undefined) return;
+      // Held connections meet what the window became: the new server, or a refusal.
       const go = held;
       held = [];
       for (const f of go) f();

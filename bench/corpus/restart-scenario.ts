@@ -18,6 +18,11 @@ export interface RestartOptions {
   reconnectDelayMs: number;
   requestTimeoutMs: number;
   maxWaitMs: number;
+  /**
+   * `refused-restart`: connections in the restart window are refused for this long, ms (the
+   * client's reconnects fail) before the new server listens. Default: held (`server-restart`).
+   */
+  refuseMs?: number;
 }
 
 export interface RestartRun {
@@ -79,10 +84,15 @@ export async function runRestartScenario(o: RestartOptions): Promise<RestartRun>
         step(`call 1: ${rec.outcome}${rec.error ? ` (${rec.error.name}: ${rec.error.message})` : ''}`);
       });
     if (await until(() => rec.progress > 0 || rec.outcome !== 'pending', o.maxWaitMs)) {
-      // Held, not refused: the resume must meet the new server, not the restart window.
-      fwd.retarget(undefined);
+      // server-restart: held, not refused, so the resume meets the new server. refused-restart:
+      // refused until the client's reconnects are spent.
+      fwd.retarget(o.refuseMs !== undefined ? 'refuse' : undefined);
       await servers[0]!.close();
       step('server stopped mid-call');
+      if (o.refuseMs !== undefined) {
+        await sleep(o.refuseMs);
+        step(`connections refused for ${o.refuseMs} ms`);
+      }
       servers.push(await o.startServer());
       fwd.retarget(servers[1]!.port);
       step('server restarted');

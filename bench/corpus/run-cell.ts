@@ -132,7 +132,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
       });
       pythonClientOutput = py.output;
       r = py.r;
-    } else if (cell.fault === 'server-restart') {
+    } else if (cell.fault === 'server-restart' || cell.fault === 'refused-restart') {
       // Each incarnation is a new process (third-party servers) or a new in-process server.
       // The Python server's call ran out before its kill took effect (its exit takes ~0.2 s): a longer call keeps the restart mid-call.
       const python = cell.server === 'python' || cell.server === 'python-naive';
@@ -146,6 +146,8 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
         reconnectDelayMs: opts.reconnectDelayMs ?? 900,
         requestTimeoutMs: opts.requestTimeoutMs ?? 3000,
         maxWaitMs: 15_000,
+        // Past the client's two reconnects (after d and 1.5 d) and their answers.
+        ...(cell.fault === 'refused-restart' ? { refuseMs: Math.round((opts.reconnectDelayMs ?? 900) * 2.5) + 300 } : {}),
       });
       restartOutput = restart.serverOutput;
       r = restart.r;
@@ -180,7 +182,7 @@ export async function runCell(cell: CorpusCell, detectorOtlpUrl: string | undefi
     cell,
     r,
     // The Python guarded client (connect_guarded) has no app dedup, as connectGuarded.
-    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.fault !== 'server-restart' && cell.client !== 'guarded' && cell.client !== 'python-guarded',
+    appDedup: !stateless && !SCRIPT_FAULTS.includes(cell.fault) && cell.fault !== 'server-restart' && cell.fault !== 'refused-restart' && cell.client !== 'guarded' && cell.client !== 'python-guarded',
     serverRehydrations: r.sessions.rehydrated + (out.match(/^rehydrated /gm) ?? []).length,
     capture,
     services: [`${cell.id}-server`, `${cell.id}-proxy`, `${cell.id}-client`],

@@ -154,6 +154,13 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (timedOut) stats.upstreamTimeouts++;
       else stats.upstreamErrors++;
       req.resume();
+      // A cancel is the client's word whatever the upstream: one sent while the server is down (a
+      // restart) is still the evidence of the call it gave up on.
+      if (method === 'POST' && presented !== undefined) {
+        const take = (): void => ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText));
+        if (req.readableEnded) take();
+        else req.once('end', take);
+      }
       writeJsonRpcError(res, timedOut ? 504 : 502, JSONRPC_UPSTREAM_ERROR, timedOut ? 'Upstream timed out' : 'Upstream unavailable', {
         reason: `forkwatch proxy: ${timedOut ? 'no answer' : failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
       });

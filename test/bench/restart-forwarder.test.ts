@@ -57,6 +57,23 @@ test('a stream through the forwarder is cut when its server stops; a request mad
   }
 });
 
+test('refused-restart: while refusing, a connection fails at once; afterwards one reaches the new server', async () => {
+  const fwd = await startRestartForwarder();
+  try {
+    fwd.retarget('refuse');
+    await assert.rejects(fetch(`http://127.0.0.1:${fwd.port}/`, { headers: { connection: 'close' } }));
+    const next = await serve('next');
+    try {
+      fwd.retarget(next.port);
+      assert.equal(await (await fetch(`http://127.0.0.1:${fwd.port}/`, { headers: { connection: 'close' } })).text(), 'next');
+    } finally {
+      await next.close();
+    }
+  } finally {
+    await fwd.close();
+  }
+});
+
 test('resumeStatuses lists what each Last-Event-ID request was answered, in order', () => {
   assert.equal(resumeStatuses([{ status: 200 }, { status: 404, lastEventId: 'e3' }, { status: 202 }, { status: 409, lastEventId: 'e4' }]), '404,409');
   assert.equal(resumeStatuses([{ status: 200 }]), 'none');

@@ -51,7 +51,7 @@ test('cancelledRequests: the ids a cancel names and whether it is a timeout, in 
  * until `answer()`; a resume GET carries the answer when `replayAnswer` is set; cancels get 202.
  */
 async function scenario(
-  opts: { requestSpanDelayMs: number; replayAnswer: boolean; breakStream: boolean; serverCloses?: boolean; cancel?: string },
+  opts: { requestSpanDelayMs: number; replayAnswer: boolean; breakStream: boolean; serverCloses?: boolean; cancel?: string; upstreamDownForCancel?: boolean },
 ): Promise<{ spans: ReadableSpan[]; proxy: ForkwatchProxy; settled: ReadableSpan[] }> {
   const open = new Set<http.ServerResponse>();
   const upstream = http.createServer((req, res) => {
@@ -106,14 +106,19 @@ async function scenario(
       await new Promise<void>((resolve) => (call.writableEnded && call.destroyed ? resolve() : call.once('close', () => resolve())));
       await send(`${proxy.url}/mcp`, 'GET', { accept: 'text/event-stream', 'mcp-session-id': SID, 'last-event-id': 'e1' });
     }
-    assert.equal(await send(`${proxy.url}/mcp`, 'POST', headers, opts.cancel ?? CANCEL), 202);
+    if (opts.upstreamDownForCancel === true) {
+      // The server is down (a restart): the cancel is answered 502 by the proxy itself.
+      upstream.closeAllConnections();
+      await new Promise((r) => upstream.close(r));
+    }
+    assert.equal(await send(`${proxy.url}/mcp`, 'POST', headers, opts.cancel ?? CANCEL), opts.upstreamDownForCancel === true ? 502 : 202);
     const spans = exporter.getFinishedSpans();
     return { spans, proxy, settled: spans.filter((s) => s.name === SPAN_REQUEST_SETTLED) };
   } finally {
     for (const res of open) res.end();
     await proxy.close();
     upstream.closeAllConnections();
-    await new Promise((r) => upstream.close(r));
+    if (upstream.listening) await new Promise((r) => upstream.close(r));
   }
 }
 
@@ -175,4 +180,10 @@ test('the server closed the stream unanswered and the app cancelled its call (no
 test('the server closed the stream to be polled and the resume carried the answer, then a timeout cancel: no settle', async () => {
   const { settled } = await scenario({ requestSpanDelayMs: 1000, replayAnswer: true, breakStream: false, serverCloses: true });
   assert.deepEqual(settled, []);
+});
+
+test('the server closed the stream and went down; the timeout cancel meets no upstream (502): settled all the same', async () => {
+  const { settled, spans } = await scenario({ requestSpanDelayMs: 1000, replayAnswer: false, breakStream: false, serverCloses: true, upstreamDownForCancel: true });
+  assert.equal(settled.length, 1, spans.map((s) => s.name).join(', '));
+  assert.equal(settled[0]!.attributes[ATTR_REQUEST_STREAM_CLOSED], true);
 });
