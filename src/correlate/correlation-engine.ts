@@ -14,6 +14,7 @@ import { newSessionState } from './session-state.js';
 import { StatelessTracker } from './stateless/stateless-tracker.js';
 import { usefulWithoutSession } from './useful-without-session.js';
 import { restartsDecisionWindow } from './window-moments.js';
+import { DecisionQueue } from './decision-queue.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
@@ -30,10 +31,7 @@ export class CorrelationEngine {
   private readonly full = new Map<string, SessionState>();
   /** Decided idle sessions reduced to summaries, least recently updated first. */
   private readonly compacted = new Map<string, CompactSession>();
-  private readonly pending = new Set<string>();
-  /** The latest pendingSinceMs added to {@link pending}, and whether the set is out of that order. */
-  private lastPendingSinceMs = -Infinity;
-  private pendingUnordered = false;
+  private readonly pending = new DecisionQueue();
   private readonly dirty = new Set<string>();
   private readonly orphaned = new Map<string, number>();
   private eventCount = 0;
@@ -99,29 +97,11 @@ export class CorrelationEngine {
     const until = sliceMs === Infinity ? Infinity : performance.now() + sliceMs;
     let n = 0;
     const over = (): boolean => (++n & 63) === 0 && performance.now() > until;
-    // Pending sessions are in order of pendingSinceMs unless a restore (or a clock step back)
-    // broke it: in order, the scan stops at the first session not yet due.
-    let ordered = true;
-    let prevSince = -Infinity;
-    for (const key of this.pending) {
-      if (over()) return false;
+    const sinceOf = (key: string): number | undefined => {
       const s = this.full.get(key);
-      if (s === undefined) {
-        this.pending.delete(key);
-        continue;
-      }
-      const since = s.pendingSinceMs ?? now;
-      if (now - since >= this.opts.decisionWindowMs) this.decideSafely(s, now);
-      else if (!this.pendingUnordered) break;
-      else {
-        if (since < prevSince) ordered = false;
-        prevSince = since;
-      }
-    }
-    if (this.pendingUnordered && ordered) {
-      this.pendingUnordered = false;
-      this.lastPendingSinceMs = prevSince;
-    }
+      return s === undefined ? undefined : (s.pendingSinceMs ?? now);
+    };
+    if (!this.pending.scan(now, this.opts.decisionWindowMs, sinceOf, (key) => this.decideSafely(this.full.get(key)!, now), over)) return false;
     for (const [key, s] of this.full) {
       if (over()) return false;
       if (now - s.lastActivityMs < this.opts.sessionTtlMs) break;
@@ -145,7 +125,7 @@ export class CorrelationEngine {
   decideAll(): void {
     const now = this.clock.now();
     this.stateless.tick(now, true);
-    for (const key of [...this.pending]) {
+    for (const key of this.pending.snapshot()) {
       const s = this.full.get(key);
       if (s !== undefined) this.decideSafely(s, now);
       else this.pending.delete(key);
@@ -217,7 +197,7 @@ export class CorrelationEngine {
       this.full.set(key, s);
       this.eventCount += s.events.length;
       this.pendingRequestCount += unsettledRequests(s);
-      if (s.pendingSinceMs !== undefined) this.markPending(key, s.pendingSinceMs);
+      if (s.pendingSinceMs !== undefined) this.pending.add(key, s.pendingSinceMs);
       // Saved as it now is: the next save can be a delta.
       if (isBinaryState(state)) this.journal.restored(s, state, log);
     }
@@ -263,13 +243,12 @@ export class CorrelationEngine {
       this.full.delete(key);
       this.full.set(key, s);
       s.pendingSinceMs ??= now;
-      this.markPending(key, s.pendingSinceMs);
+      this.pending.add(key, s.pendingSinceMs);
       this.dirty.add(key);
     }
     if (s.pendingSinceMs !== undefined && s.pendingSinceMs < now && restartsDecisionWindow(span.name)) {
-      this.pending.delete(key);
       s.pendingSinceMs = now;
-      this.markPending(key, now);
+      this.pending.requeue(key, now);
     }
     if (r.settledRequestId !== undefined) {
       resolveOrphans(s, r.settledRequestId, now, this.sink);
@@ -314,13 +293,6 @@ export class CorrelationEngine {
       if (f === undefined) return;
       this.remove(f[0], 'event_capacity', now);
     }
-  }
-
-  private markPending(key: string, since: number): void {
-    if (this.pending.has(key)) return;
-    if (since < this.lastPendingSinceMs) this.pendingUnordered = true;
-    else this.lastPendingSinceMs = since;
-    this.pending.add(key);
   }
 
   /** Drops a session for space or age, deciding first what it still had pending. */

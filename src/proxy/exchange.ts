@@ -18,6 +18,7 @@ import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
 import { passInitialize } from './pass-initialize.js';
+import { passPlain } from './pass-plain.js';
 import type { EventOrigin } from './event-history.js';
 import { payloadPrint } from './payload-print.js';
 import type { PendingResume, ProxySession } from './session-table.js';
@@ -99,6 +100,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (copied > opts.maxParseBytes) copy = undefined;
       else copy.push(c);
     });
+    // The client gave up on requests its cancels name, whatever the upstream answers (a 502 while
+    // the server is down included): those whose stream ended unanswered are settled.
+    if (presented !== undefined) req.once('end', () => ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText)));
   }
   req.pipe(upstream);
 
@@ -154,13 +158,6 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (timedOut) stats.upstreamTimeouts++;
       else stats.upstreamErrors++;
       req.resume();
-      // A cancel is the client's word whatever the upstream: one sent while the server is down (a
-      // restart) is still the evidence of the call it gave up on.
-      if (method === 'POST' && presented !== undefined) {
-        const take = (): void => ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText));
-        if (req.readableEnded) take();
-        else req.once('end', take);
-      }
       writeJsonRpcError(res, timedOut ? 504 : 502, JSONRPC_UPSTREAM_ERROR, timedOut ? 'Upstream timed out' : 'Upstream unavailable', {
         reason: `forkwatch proxy: ${timedOut ? 'no answer' : failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
       });
@@ -178,8 +175,6 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const upstreamInc = headerOf(ures.headers, HEADER_SESSION_INCARNATION);
     const first = bodyInfos()[0];
     const rpcMethod = first?.method;
-    // The client gave up on requests it names: those whose stream broke unanswered are settled.
-    if (presented !== undefined && method === 'POST') ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText));
 
     if (opts.guard && sessionReissued(presented, answeredId)) {
       refused = true;
@@ -327,23 +322,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     }
 
     if (!sse) {
-      res.writeHead(status, headers);
-      const json = ct.includes('json') && method === 'POST';
-      let body: Buffer[] | undefined = json ? [] : undefined;
-      let size = 0;
-      ures.on('data', (c: Buffer) => {
-        idle.touch();
-        if (!res.write(c)) ures.pause();
-        if (body === undefined) return;
-        size += c.length;
-        if (size > opts.maxParseBytes) body = undefined;
-        else body.push(c);
-      });
-      res.on('drain', () => ures.resume());
-      ures.on('end', () => {
+      passPlain(ures, res, status, headers, ct.includes('json') && method === 'POST', opts.maxParseBytes, idle, (infos) => {
         answered = true;
-        if (body !== undefined) for (const info of describeText(Buffer.concat(body).toString('utf8'), opts.maxParseBytes)) answer(info, false);
-        res.end();
+        for (const info of infos) answer(info, false);
         finish(false);
       });
       return;
