@@ -41,7 +41,7 @@ test('a key whose session is gone is dropped; over() stops the scan', () => {
   q.add('due', 1);
   const decided: string[] = [];
   assert.equal(q.scan(100, 10, (k) => (k === 'gone' ? undefined : 1), (k) => decided.push(k), () => true), false);
-  assert.deepEqual(decided, []);
+  assert.equal(decided.length, 0);
   q.scan(100, 10, (k) => (k === 'gone' ? undefined : 1), (k) => decided.push(k), never);
   assert.deepEqual(decided, ['due']);
   assert.equal(q.has('gone'), false);
