@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import socket
 import sys
 import urllib.request
@@ -24,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "test" / "fixtures" / "python"))
 
 import uvicorn  # noqa: E402
+from fixture_server import print_reaps
 from forkwatch_instrumentation import ServerInstrumentation  # noqa: E402
 from google.protobuf.json_format import MessageToDict  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
@@ -60,13 +60,6 @@ class JsonSpanExporter(SpanExporter):
         pass
 
 
-class ReapPrinter(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        msg = record.getMessage()
-        if msg.startswith("Session ") and msg.endswith(" idle timeout"):
-            print(f"reaped {msg.split()[1]}", flush=True)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--manager", choices=("naive", "guarded"), required=True)
@@ -89,9 +82,7 @@ def main() -> None:
             await asyncio.sleep(args.step_ms / 1000)
         return f"report on {topic}: python"
 
-    log = logging.getLogger("mcp.server.streamable_http_manager")
-    log.setLevel(logging.INFO)
-    log.addHandler(ReapPrinter())
+    print_reaps()
     server.streamable_http_app()
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
