@@ -9,6 +9,7 @@ import type { TappedEvent, TappedExchange } from '../../src/demo/wire-tap.js';
 import type { CallRecord, DemoServer, ScenarioResult, ScenarioStep, SeedScenarioOptions } from '../../src/demo/types.js';
 import { droppedOnWire, parsePythonClientOutput, type PythonClientOutput } from './python-client-output.js';
 import { startTapForwarder, type TapForwarder } from './tap-forwarder.js';
+import { sleep } from './wait.js';
 
 const SCRIPT = fileURLToPath(new URL('./python_client.py', import.meta.url));
 
@@ -221,10 +222,6 @@ export async function runPythonClientScenario(opts: PythonClientScenarioOptions)
     await front?.close().catch(() => {});
     await server?.close().catch(() => {});
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Waits for `p`, or until `deadline` (epoch ms), whichever is first. */

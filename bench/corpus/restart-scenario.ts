@@ -7,6 +7,7 @@ import { describeError } from '../../src/demo/describe-error.js';
 import { sequenceRegressions } from '../../src/demo/seed-scenario.js';
 import type { CallRecord, DemoServer, DemoServerObservations, ScenarioResult, ScenarioStep } from '../../src/demo/types.js';
 import { startRestartForwarder } from './restart-forwarder.js';
+import { sleep, until } from './wait.js';
 
 export interface RestartOptions {
   /** Starts one server incarnation (called twice: before and after the restart); each gets fresh state, as a new process would. */
@@ -137,17 +138,4 @@ export async function runRestartScenario(o: RestartOptions): Promise<RestartRun>
     wire: { exchanges: tap.exchanges.map((x) => ({ ...x, at: x.at - t0 })), events: tap.events.map((e) => ({ ...e, at: e.at - t0 })) },
   };
   return { r, serverOutput: servers.map((s) => s.output?.() ?? '').join('\n--- restarted ---\n') };
-}
-
-async function until(cond: () => boolean, maxMs: number): Promise<boolean> {
-  const end = Date.now() + maxMs;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await sleep(20);
-  }
-  return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -10,6 +10,7 @@ import { describeError } from '../../src/demo/describe-error.js';
 import { sequenceRegressions } from '../../src/demo/seed-scenario.js';
 import type { ServerSdkKit } from '../../src/demo/sdk-kit.js';
 import type { CallRecord, DemoServer, ScenarioResult, ScenarioStep } from '../../src/demo/types.js';
+import { sleep, until } from './wait.js';
 
 /** Faults a scripted session plays (no partition): see `runScriptScenario`. */
 export type ScriptFault = 'idle-reaped' | 'app-cancel' | 'delete-after-call';
@@ -141,17 +142,4 @@ export async function runScriptScenario(o: ScriptOptions): Promise<ScenarioResul
     await front?.close().catch(() => {});
     await server?.close().catch(() => {});
   }
-}
-
-async function until(cond: () => boolean, maxMs: number): Promise<boolean> {
-  const end = Date.now() + maxMs;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await sleep(20);
-  }
-  return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

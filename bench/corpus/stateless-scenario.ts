@@ -10,6 +10,7 @@ import { describeError } from '../../src/demo/describe-error.js';
 import type { ScenarioResult, ScenarioStep } from '../../src/demo/types.js';
 import { startStatelessServer, STATELESS_TOOL, type StatelessServer, type StatelessToolRun } from './stateless-servers.js';
 import { statelessWireTap, type StatelessWireMessage } from './stateless-tap.js';
+import { sleep, until } from './wait.js';
 
 /** Faults of the stateless paths (no session, no resume). */
 export type StatelessFault = 'cut' | 'cut-retry' | 'app-cancel' | 'healthy';
@@ -185,17 +186,4 @@ export function scenarioOfStateless(s: StatelessRun): ScenarioResult {
     proxy: { connections: 0, severed: 0, refused: 0, bytesDown: 0 },
     wire: { exchanges: [], events: [] },
   };
-}
-
-async function until(cond: () => boolean, maxMs: number): Promise<boolean> {
-  const end = Date.now() + maxMs;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await sleep(20);
-  }
-  return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
