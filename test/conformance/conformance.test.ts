@@ -25,11 +25,12 @@ import { runSeedScenario } from '../../src/demo/seed-scenario.js';
 import { startExternalServer } from '../e2e/helpers/external-server.js';
 import { reservePort } from '../e2e/helpers/reserve-port.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
-import { CLI, startDetector, type DetectorProcess } from '../e2e/helpers/detector.js';
+import { CLI, type DetectorProcess } from '../e2e/helpers/detector.js';
 import { pythonVenv, PYTHON_REQUIREMENTS } from '../e2e/helpers/python-venv.js';
 import { OtlpSink, type ReceivedExport } from './otlp-sink.js';
 import { guarded409, runTsCancel } from './ts-pairs.js';
 import { readSchema, REQUIRED, violations } from './telemetry-schema.js';
+import { departures, replayedFindingKinds } from './replay.js';
 
 const SALT = 'conformance-salt';
 const python = pythonVenv();
@@ -157,40 +158,8 @@ async function runPython(scenario: Scenario, tsServer = false): Promise<Run> {
   return { spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected };
 }
 
-/** Every departure from the doc in a run's spans, and spans the decoder rejected. */
-function checkRun(run: Run): string[] {
-  const schema = readSchema();
-  const out = run.spans.flatMap((s) => violations(s, schema, SALT));
-  if (run.rejected > 0) out.push(`${run.rejected} span(s) rejected by the OTLP decoder`);
-  return out;
-}
-
-/** Finding kinds the real detector reports for a run's exports replayed into it (polled until stable). */
-async function findingKinds(run: Run): Promise<string[]> {
-  // A short decision window: the replay is complete at once, nothing more is coming.
-  const d = await startDetector({ args: ['--decision-window-ms', '1000', '--tick-interval-ms', '200'] });
-  detectors.push(d);
-  for (const e of run.exports) {
-    const res = await fetch(`${d.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': e.contentType }, body: e.body });
-    assert.equal(res.status, 200, await res.text());
-  }
-  let last = '';
-  let stableSince = Date.now();
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const items = ((await (await fetch(`${d.httpUrl}/api/v1/findings?limit=1000`)).json()) as { items: Array<{ kind: string }> }).items;
-    const kinds = [...new Set(items.map((f) => f.kind))].sort();
-    const now = JSON.stringify(kinds);
-    if (now !== last) {
-      last = now;
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3000 || Date.now() > deadline) {
-      await d.kill();
-      return kinds;
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const checkRun = (run: Run): string[] => departures(run, SALT);
+const findingKinds = (run: Run): Promise<string[]> => replayedFindingKinds(run, detectors);
 
 /** The server's own account of what the scenario is about, so that a run that missed it fails. */
 function serverSaw(run: Run, scenario: Scenario): void {

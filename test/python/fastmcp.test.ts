@@ -23,10 +23,10 @@ import type { ScenarioResult } from '../../src/demo/types.js';
 import type { SpanRecord } from '../../src/model/span-record.js';
 import { startExternalServer } from '../e2e/helpers/external-server.js';
 import { reservePort } from '../e2e/helpers/reserve-port.js';
-import { CLI, startDetector, type DetectorProcess } from '../e2e/helpers/detector.js';
+import { CLI, type DetectorProcess } from '../e2e/helpers/detector.js';
 import { pythonVenv, PYTHON_REQUIREMENTS } from '../e2e/helpers/python-venv.js';
 import { OtlpSink, type ReceivedExport } from '../conformance/otlp-sink.js';
-import { readSchema, violations } from '../conformance/telemetry-schema.js';
+import { departures as departuresOf, replayedFindingKinds } from '../conformance/replay.js';
 
 const SALT = 'fastmcp-salt';
 const python = pythonVenv();
@@ -103,37 +103,8 @@ async function play(mode: 'call' | 'resume' | 'fork'): Promise<Run> {
   return { result, spans: [...sink.spans], exports: [...sink.exports], rejected: sink.rejected, serverOutput: server?.output() ?? '' };
 }
 
-function departures(run: Run): string[] {
-  const schema = readSchema();
-  const out = run.spans.flatMap((s) => violations(s, schema, SALT));
-  if (run.rejected > 0) out.push(`${run.rejected} span(s) rejected by the OTLP decoder`);
-  return out;
-}
-
-/** Finding kinds the real detector reports for a run's exports replayed into it (polled until stable). */
-async function findingKinds(run: Run): Promise<string[]> {
-  const d = await startDetector({ args: ['--decision-window-ms', '1000', '--tick-interval-ms', '200'] });
-  detectors.push(d);
-  for (const e of run.exports) {
-    const res = await fetch(`${d.otlpUrl}/v1/traces`, { method: 'POST', headers: { 'content-type': e.contentType }, body: e.body });
-    assert.equal(res.status, 200, await res.text());
-  }
-  let last = '';
-  let stableSince = Date.now();
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const items = ((await (await fetch(`${d.httpUrl}/api/v1/findings?limit=1000`)).json()) as { items: Array<{ kind: string }> }).items;
-    const kinds = [...new Set(items.map((f) => f.kind))].sort();
-    if (JSON.stringify(kinds) !== last) {
-      last = JSON.stringify(kinds);
-      stableSince = Date.now();
-    } else if (Date.now() - stableSince >= 3000 || Date.now() > deadline) {
-      await d.kill();
-      return kinds;
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const departures = (run: Run): string[] => departuresOf(run, SALT);
+const findingKinds = (run: Run): Promise<string[]> => replayedFindingKinds(run, detectors);
 
 const serverSpans = (run: Run, name: string): Array<SpanRecord['attributes']> =>
   run.spans.filter((s) => s.service === 'fastmcp-py-server' && s.name === name).map((s) => s.attributes);
