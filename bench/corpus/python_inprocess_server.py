@@ -108,8 +108,9 @@ def main() -> None:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)
     print(f"listening {sock.getsockname()[1]}", flush=True)
-    # Open SSE streams would hold a graceful shutdown to the corpus's SIGKILL; the spans of the
-    # shutdown (sessions ended) are flushed below only if uvicorn returns.
+    # Open SSE streams would hold a graceful shutdown to the corpus's SIGKILL. The spans of the
+    # shutdown (sessions ended) are flushed by the instrumentation when the manager stops: uvicorn
+    # re-raises SIGTERM after serving, so the `finally` below runs only when it returns otherwise.
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     try:
         uvicorn.Server(config).run(sockets=[sock])

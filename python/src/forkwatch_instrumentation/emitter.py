@@ -101,6 +101,22 @@ class SpanEmitter:
             self._tracer = provider.get_tracer(INSTRUMENTATION_NAME, VERSION)
         return self._tracer
 
+    def force_flush(self, timeout_ms: int) -> None:
+        """Export what the provider's processors hold, within `timeout_ms`: the spans of a shutdown
+        (every session `server_shutdown`) are emitted in its last moments, and a process ended by its
+        signal (uvicorn re-raises SIGTERM once it has served) runs no atexit hook, so a batching
+        processor would lose them. A provider without `force_flush` (the API's no-op) is left alone."""
+        if timeout_ms <= 0:
+            return
+        try:
+            provider = self._provider if self._provider is not None else trace.get_tracer_provider()
+            flush = getattr(provider, "force_flush", None)
+            if callable(flush):
+                flush(timeout_ms)
+        except Exception:
+            self.errors += 1
+            logger.debug("forkwatch: spans not flushed at shutdown", exc_info=True)
+
     def key(self, session_id: str) -> str:
         return session_key(session_id, self.salt)
 

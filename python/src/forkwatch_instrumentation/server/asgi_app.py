@@ -51,16 +51,31 @@ def observe_app(inst: ServerInstrumentation, app: Any) -> Any:
 
         @contextlib.asynccontextmanager
         async def lifespan(started: Any) -> AsyncIterator[Any]:
-            async with original(started) as state:
-                try:
-                    for manager in managers_of(app):
-                        inst.observe_manager(manager)
-                except Exception:
-                    logger.debug("forkwatch: app's managers not observed", exc_info=True)
-                yield state
+            try:
+                async with original(started) as state:
+                    try:
+                        for manager in managers_of(app):
+                            inst.observe_manager(manager)
+                    except Exception:
+                        logger.debug("forkwatch: app's managers not observed", exc_info=True)
+                    yield state
+            finally:
+                # The managers were observed running: their own `run` was entered before we could wrap it.
+                inst.stopped()
 
         lifespan._forkwatch_observed = inst  # type: ignore[attr-defined]
         router.lifespan_context = lifespan
     except Exception:
         logger.debug("forkwatch: app not observed", exc_info=True)
     return app
+
+
+@contextlib.asynccontextmanager
+async def stopped_flushes(inst: ServerInstrumentation, running: Any) -> AsyncIterator[Any]:
+    """A manager's `run()` context that tells `inst` when it has stopped (its sessions ended, each
+    span emitted), so their spans are flushed before a signal ends the process."""
+    try:
+        async with running as value:
+            yield value
+    finally:
+        inst.stopped()

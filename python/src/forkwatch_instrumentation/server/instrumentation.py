@@ -25,7 +25,7 @@ from forkwatch_instrumentation.semconv import (
     SPAN_SESSION_CREATED,
     SPAN_SESSION_ENDED,
 )
-from forkwatch_instrumentation.server.asgi_app import observe_app
+from forkwatch_instrumentation.server.asgi_app import observe_app, stopped_flushes
 from forkwatch_instrumentation.server.exchange import Exchange, header, trace_context
 from forkwatch_instrumentation.server.requests import RequestFacts
 from forkwatch_instrumentation.server.sse_events import SseEventFacts
@@ -64,6 +64,10 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
         max_tracked_sessions: session ids whose incarnations are remembered (default 10000).
         max_sse_event_chars: larger SSE events pass unrecorded (default 1 MiB).
         max_body_bytes: larger request/JSON bodies pass uninspected (default 4 MiB).
+        shutdown_flush_timeout_ms: when an observed manager stops (the app's lifespan ends), the
+            tracer provider is flushed for at most this long, so that the sessions it ended reach the
+            detector before the process exits (default `FORKWATCH_SHUTDOWN_FLUSH_TIMEOUT_MS` or 2000;
+            0: no flush).
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
         max_tracked_sessions: int | None = None,
         max_sse_event_chars: int | None = None,
         max_body_bytes: int | None = None,
+        shutdown_flush_timeout_ms: int | None = None,
     ) -> None:
         raw = (
             env_bool("FORKWATCH_RECORD_RAW_SESSION_ID", False)
@@ -94,6 +99,12 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
         self.max_tracked_sessions = whole(max_tracked_sessions, 10000, "max_tracked_sessions")
         self.max_sse_event_chars = whole(max_sse_event_chars, 1 << 20, "max_sse_event_chars")
         self.max_body_bytes = whole(max_body_bytes, 4 << 20, "max_body_bytes")
+        flush_ms = (
+            env_int("FORKWATCH_SHUTDOWN_FLUSH_TIMEOUT_MS", 2000)
+            if shutdown_flush_timeout_ms is None
+            else shutdown_flush_timeout_ms
+        )
+        self.shutdown_flush_timeout_ms = whole(flush_ms, 2000, "shutdown_flush_timeout_ms")
         self.rings: EventRings[Incarnation] = EventRings(
             whole(max_buffered_events_per_session, 256, "max_buffered_events_per_session"),
             whole(max_buffered_events, 65536, "max_buffered_events"),
@@ -124,6 +135,9 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
                 await inst._manager_request(original, scope, receive, send)
 
             manager._handle_stateful_request = handle_stateful_request
+            run = getattr(manager, "run", None)
+            if callable(run):
+                manager.run = lambda: stopped_flushes(inst, run())
         except Exception:
             logger.debug("forkwatch: manager not observed", exc_info=True)
         return manager
@@ -175,6 +189,15 @@ class ServerInstrumentation(RequestFacts, SseEventFacts):
             for inc in incs:
                 for rid in list(inc.pending):
                     self._request_due(inc, rid)
+
+    def stopped(self) -> None:
+        """A manager stopped (its sessions ended): emit what is held and flush the tracer provider
+        for at most `shutdown_flush_timeout_ms`. Called by the wrappers; never raises."""
+        try:
+            self.flush()
+        except Exception:
+            logger.debug("forkwatch: held requests not emitted at shutdown", exc_info=True)
+        self.emitter.force_flush(self.shutdown_flush_timeout_ms)
 
     # ---- internals --------------------------------------------------------------------------------
 
