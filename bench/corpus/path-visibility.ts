@@ -13,7 +13,8 @@ import type { CellRun } from './run-cell.js';
  * - `orphaned_progress_token`: a client `request.sent`, or the proxy's own spans of the request.
  * - `minted_on_resume`, `replay_gap`: the server side.
  * - `orphaned_request`: the server side's `request.handled stream_closed=true` (in-process or the
- *   proxy), or an instrumented 2.x client's `stream_broken`.
+ *   proxy), or an instrumented 2.x client's `stream_broken`; not the stock client's on SDK 2.x
+ *   stateless (2026-07-28: its close is the cancel, a cut and an abort are the same bytes there).
  * - `work_after_cancel`, `duplicate_execution`: the SDK 2.x stateless server instrumentation only
  *   (the 1.x SDK drops a closed transport's sends before forkwatch sees them; the proxy cannot see
  *   a handler, docs/proxy.md).
@@ -28,6 +29,8 @@ export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
       return client;
     case 'orphaned_progress_token':
       return client || proxy;
+    case 'orphaned_request':
+      return !(cell.path.stateless === true && !proxy && cell.path.sdk === '2.x' && !client);
     case 'work_after_cancel':
     case 'duplicate_execution':
       return cell.path.stateless === true && !proxy && cell.path.sdk === '2.x';
@@ -38,16 +41,21 @@ export function pathSees(cell: CorpusCell, kind: FindingKind): boolean {
 
 /**
  * {@link pathSees} for one run: also out of sight, the `minted_on_resume` of a rehydrated session
- * behind the plain proxy when, on the wire, no event with an id crossed after the first resume
- * answered `2xx` (a server restarted gracefully mid-call whose successor rebuilt the session and
- * then sent nothing). The plain proxy reads a mint from the replay's event ids and has none to read
- * (docs/proxy.md); `--guard` probes an empty replay and finds it. Reported as unseen, not a pass.
+ * behind the plain proxy when, on the wire, no event with an id crossed after the session's first
+ * `2xx` from its new server: the first resume answered `2xx` (a server restarted gracefully mid-call
+ * whose successor rebuilt the session and then sent nothing), or, with no such resume, the first
+ * `2xx` exchange after the server restarted (refused reconnects: the successor rebuilt the session
+ * on the client's cancel, a notification answered `202`). The plain proxy reads a mint from event
+ * ids and has none to read (docs/proxy.md). Reported as unseen, not a pass.
  */
 export function runSees(run: CellRun, kind: FindingKind): boolean {
   if (!pathSees(run.cell, kind)) return false;
   if (kind !== 'minted_on_resume' || run.cell.path.via !== 'proxy' || run.stateless !== undefined) return true;
   const { exchanges, events } = run.r.wire;
-  const resume = exchanges.find((x) => x.lastEventId !== undefined && x.status >= 200 && x.status < 300);
-  if (resume === undefined) return true;
-  return events.some((e) => e.at >= resume.at);
+  const ok = (s: number): boolean => s >= 200 && s < 300;
+  const restartedAt = run.r.steps.find((s) => s.what === 'server restarted')?.atMs;
+  const resume = exchanges.find((x) => x.lastEventId !== undefined && ok(x.status));
+  const first = resume ?? (restartedAt !== undefined ? exchanges.find((x) => x.at >= restartedAt && ok(x.status)) : undefined);
+  if (first === undefined) return true;
+  return events.some((e) => e.at >= first.at);
 }

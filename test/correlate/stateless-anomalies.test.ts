@@ -96,6 +96,26 @@ describe('stateless transport: orphaned requests, duplicate executions, work aft
     assert.deepEqual(run(c.spans).kinds(), ['orphaned_request']);
   });
 
+  it('2026-07-28: the server alone saw the stream close (the revision\'s cancel): no orphan; the client\'s break or an older revision: orphan', () => {
+    // Closing the stream is the cancel on 2026-07-28: an app's abort and a cut are the same bytes to the server.
+    const modern = new StatelessCallScript('1').received(1).handled(1, 300, 'cancelled', { streamClosed: true, protocolVersion: '2026-07-28' });
+    assert.deepEqual(run(modern.spans).findings, []);
+    const later = new StatelessCallScript('1').received(1).handled(1, 300, 'cancelled', { streamClosed: true, protocolVersion: '2027-01-15' });
+    assert.deepEqual(run(later.spans).findings, []);
+    // The instrumented client says its stream broke while it waited: the same server spans are an orphan.
+    const told = new StatelessCallScript('1').sent(0).received(1).handled(1, 300, 'cancelled', { streamClosed: true, protocolVersion: '2026-07-28' }).settled(400, 'stream_broken');
+    assert.deepEqual(run(told.spans).kinds(), ['orphaned_request']);
+    // 2025 revisions cancel with notifications/cancelled: a bare close is still a loss.
+    const older = new StatelessCallScript('1').received(1).handled(1, 300, 'cancelled', { streamClosed: true, protocolVersion: '2025-11-25' });
+    assert.deepEqual(run(older.spans).kinds(), ['orphaned_request']);
+    const unnamed = new StatelessCallScript('1').received(1).handled(1, 300, 'cancelled', { streamClosed: true, protocolVersion: 'draft' });
+    assert.deepEqual(run(unnamed.spans).kinds(), ['orphaned_request']);
+    // A re-issue after the close still makes it a loss the server executed twice.
+    const first = new StatelessCallScript('1').received(1).handled(1, 5_000, 'completed', { streamClosed: true, protocolVersion: '2026-07-28' });
+    const again = new StatelessCallScript('2').received(2_101).handled(2_101, 100, 'completed', { protocolVersion: '2026-07-28' });
+    assert.deepEqual(run([...first.spans, ...again.spans]).kinds(), ['duplicate_execution']);
+  });
+
   it('a timeout whose stream the server kept open (a slow call, not a broken one): nothing', () => {
     const c = new StatelessCallScript('1').sent(0).received(1).handled(1, 5_000, 'completed').settled(2_000, 'timeout');
     assert.deepEqual(run(c.spans).findings, []);

@@ -31,6 +31,8 @@ interface Run {
   /** `forkwatch.request.outcome` of each client `request.settled`. */
   outcomes: string[];
   runs: { started: number; completed: number; stopped: number };
+  /** `mcp.protocol.version` of each server `request.handled`. */
+  handledVersions: string[];
 }
 
 function provider(exporter: InMemorySpanExporter, service: string): BasicTracerProvider {
@@ -51,7 +53,7 @@ async function waitFor(cond: () => boolean, what: string): Promise<void> {
  * `negotiation`: the client's era (default `auto`: 2026-07-28, where the abort closes the stream;
  * `legacy`: the 2025 handshake, where it sends `notifications/cancelled`).
  */
-async function run(o: { serverStops: boolean; reissue: boolean; cancel?: boolean; negotiation?: 'auto' | 'legacy' }): Promise<Run> {
+async function run(o: { serverStops: boolean; reissue: boolean; cancel?: boolean; negotiation?: 'auto' | 'legacy'; serverOnly?: boolean }): Promise<Run> {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const serverSpans = new InMemorySpanExporter();
   const clientSpans = new InMemorySpanExporter();
@@ -109,7 +111,8 @@ async function run(o: { serverStops: boolean; reissue: boolean; cancel?: boolean
     await handler.close();
     await new Promise<void>((r) => http.close(() => r()));
   }
-  const spans = [...serverSpans.getFinishedSpans(), ...clientSpans.getFinishedSpans()];
+  // serverOnly: a stock client (its spans are not read), the server instrumented.
+  const spans = [...serverSpans.getFinishedSpans(), ...(o.serverOnly === true ? [] : clientSpans.getFinishedSpans())];
   if (process.env.DEBUG_STATELESS) for (const s of spans) console.log(s.name, s.spanContext().traceId.slice(0, 8), JSON.stringify(s.attributes));
   const h = harness();
   for (let i = 0; i < spans.length; i += 8) {
@@ -118,7 +121,8 @@ async function run(o: { serverStops: boolean; reissue: boolean; cancel?: boolean
   h.advance(10_000);
   h.advance(30_000);
   const outcomes = clientSpans.getFinishedSpans().filter((x) => x.name === 'forkwatch.request.settled').map((x) => String(x.attributes['forkwatch.request.outcome']));
-  return { kinds: h.kinds(), outcomes, runs };
+  const handledVersions = serverSpans.getFinishedSpans().filter((x) => x.name === 'forkwatch.request.handled').map((x) => String(x.attributes['mcp.protocol.version']));
+  return { kinds: h.kinds(), outcomes, runs, handledVersions };
 }
 
 test('cut mid tool call, re-issued, server did not stop the first: duplicate_execution and work_after_cancel (never a fork)', { timeout: 30_000 }, async () => {
@@ -160,4 +164,25 @@ test('the app cancels its call itself in the 2025 era (notifications/cancelled, 
   const r = await run({ serverStops: false, reissue: false, cancel: true, negotiation: 'legacy' });
   assert.deepEqual(r.outcomes, ['cancelled'], 'the tap read the app\'s notifications/cancelled');
   assert.ok(!r.kinds.includes('orphaned_request'), r.kinds.join(','));
+});
+
+// The boundary (docs/telemetry.md): on 2026-07-28 closing the stream is the cancel, so the server alone
+// cannot tell the app's abort from a cut. Its request.handled names the revision; the detector reports
+// neither as orphaned_request without the client's settle (corpus: stateless/sdk-2.x stock app-cancel).
+test('2026 era, server spans alone: the app\'s abort is no orphaned_request (the close is its cancel)', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: false, cancel: true, serverOnly: true });
+  assert.deepEqual(r.handledVersions, ['2026-07-28']);
+  assert.deepEqual(r.kinds, []);
+});
+
+test('2026 era, server spans alone: a cut never re-issued is the same bytes, out of sight (the instrumented client finds it, above)', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: false, serverOnly: true });
+  assert.deepEqual(r.handledVersions, ['2026-07-28']);
+  assert.deepEqual(r.kinds, []);
+});
+
+test('2025 era, server spans alone: a cut never re-issued is an orphaned_request (a close is no cancel there)', { timeout: 30_000 }, async () => {
+  const r = await run({ serverStops: true, reissue: false, negotiation: 'legacy', serverOnly: true });
+  assert.notDeepEqual(r.handledVersions, ['2026-07-28']);
+  assert.deepEqual(r.kinds, ['orphaned_request']);
 });

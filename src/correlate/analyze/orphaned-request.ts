@@ -1,4 +1,4 @@
-import type { StatelessCall } from '../stateless/stateless-call.js';
+import { closeIsCancel, type StatelessCall } from '../stateless/stateless-call.js';
 import { appCancelled } from './client-settle.js';
 import { broke, isReissueOf } from './reissue.js';
 import { RUNBOOK_ORPHANED_REQUEST } from './runbook.js';
@@ -13,6 +13,10 @@ import { type AnomalyDraft, describeCall } from './stateless-shared.js';
 export function orphanedRequest(o: StatelessCall, same: Iterable<StatelessCall>, windowMs: number): AnomalyDraft | undefined {
   // The app cancelled it: its stream closing was the cancel (2026-07-28), not a loss.
   if (appCancelled(o.settled) || !broke(o)) return undefined;
+  // Only the server's word that the stream closed, on a revision where closing it is the cancel:
+  // a cut and the app's abort are the same bytes there. The client's settle (an instrumented
+  // client) tells them apart; a re-issue still makes the close a loss (duplicate_execution).
+  if (o.settled === undefined && o.handled?.streamClosed === true && closeIsCancel(o.handled.protocolVersion)) return undefined;
   const accepted = o.settled?.outcome === 'stream_broken' || o.handled !== undefined || o.received !== undefined;
   if (!accepted) return undefined;
   for (const x of same) if (isReissueOf(x, o, windowMs)) return undefined;

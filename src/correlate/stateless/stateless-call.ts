@@ -8,6 +8,8 @@ export interface HandledFact extends SpanFact {
   outcome?: string;
   streamClosed: boolean;
   messagesAfterClose: number;
+  /** `mcp.protocol.version` of the request, when the server named it. */
+  protocolVersion?: string;
 }
 
 /** A client's request.settled. */
@@ -38,6 +40,15 @@ export interface StatelessCall {
   lastIngestMs: number;
   /** Kinds already reported about this call. */
   reported: Set<string>;
+}
+
+/**
+ * Whether closing the request's response stream is, by its protocol revision, the client's cancel:
+ * from MCP 2026-07-28 on ("closing the stream counts as cancellation"), so a server that saw its
+ * stream close cannot tell a cut from the app's own abort. Revisions are dates, compared as text.
+ */
+export function closeIsCancel(protocolVersion: string | undefined): boolean {
+  return protocolVersion !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(protocolVersion) && protocolVersion >= '2026-07-28';
 }
 
 /** Client settle outcomes that mean the response stream broke without an answer. */

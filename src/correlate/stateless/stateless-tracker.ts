@@ -4,6 +4,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_JSONRPC_REQUEST_ID,
   ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
   ATTR_REQUEST_ARGS_DIGEST,
   ATTR_REQUEST_HANDLER_OUTCOME,
   ATTR_REQUEST_MESSAGES_AFTER_CLOSE,
@@ -98,6 +99,8 @@ export class StatelessTracker {
         streamClosed: a[ATTR_REQUEST_STREAM_CLOSED] === true || a[ATTR_REQUEST_STREAM_CLOSED] === 'true',
         messagesAfterClose: Number(a[ATTR_REQUEST_MESSAGES_AFTER_CLOSE] ?? 0) || 0,
       };
+      const pv = str(a, ATTR_MCP_PROTOCOL_VERSION);
+      if (pv !== undefined) c.handled.protocolVersion = pv;
     }
     const shape = callShape(c);
     if (shape !== undefined && shape !== shapeBefore) {

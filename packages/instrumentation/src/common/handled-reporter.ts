@@ -4,6 +4,7 @@ import {
   ATTR_GUARDED,
   ATTR_JSONRPC_REQUEST_ID,
   ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
   ATTR_REQUEST_ARGS_DIGEST,
   ATTR_REQUEST_HANDLER_OUTCOME,
   ATTR_REQUEST_MESSAGES_AFTER_CLOSE,
@@ -30,6 +31,11 @@ export interface HandledCall {
   afterClose: number;
   /** The trace context the client wrote into `params._meta` (or the HTTP header's). */
   parent: Context;
+  /**
+   * The request's protocol revision, when it names one (2026-07-28 requests carry it in
+   * `params._meta`): on that revision closing the stream *is* the client's cancel.
+   */
+  protocolVersion?: string;
 }
 
 /**
@@ -74,6 +80,7 @@ export class HandledReporter {
             [ATTR_REQUEST_STREAM_CLOSED]: c.closedAtMs !== undefined,
             [ATTR_REQUEST_MESSAGES_AFTER_CLOSE]: c.afterClose,
             ...(c.tool !== undefined ? { [ATTR_GEN_AI_TOOL_NAME]: c.tool.slice(0, 256) } : {}),
+            ...(c.protocolVersion !== undefined ? { [ATTR_MCP_PROTOCOL_VERSION]: c.protocolVersion } : {}),
           },
         },
         c.parent,

@@ -39,6 +39,9 @@ interface ServerLike {
   server?: ProtocolLike;
 }
 
+/** Where a 2026-07-28 request names its protocol revision (its `_meta` envelope). */
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+
 const metaGetter = {
   keys: (c: Record<string, unknown>) => Object.keys(c),
   get: (c: Record<string, unknown>, k: string) => (typeof c[k] === 'string' ? (c[k] as string) : undefined),
@@ -85,6 +88,10 @@ export function observeStatelessServers<F extends (...args: never[]) => unknown>
             afterClose: 0,
             parent: propagation.extract(context.active(), meta, metaGetter),
           };
+          // The SDK lifts the envelope out of `_meta` before the handler (ctx.mcpReq.envelope).
+          const envelope = (ctx?.mcpReq as { envelope?: unknown } | undefined)?.envelope;
+          const pv = (envelope !== null && typeof envelope === 'object' ? (envelope as Record<string, unknown>)[META_PROTOCOL_VERSION] : undefined) ?? meta[META_PROTOCOL_VERSION];
+          if (typeof pv === 'string' && pv.length <= 64) call.protocolVersion = pv;
           const c = call;
           calls.set(c.id, c);
           // SDK 2.x drops what a handler sends after its stream closed before the transport sees it:
