@@ -22,6 +22,7 @@ import { passPlain } from './pass-plain.js';
 import type { EventOrigin } from './event-history.js';
 import { payloadPrint } from './payload-print.js';
 import type { PendingResume, ProxySession } from './session-table.js';
+import { probeAfterOutage } from './outage-probe.js';
 import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
 import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
@@ -156,7 +157,11 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     if (!res.headersSent) {
       const timedOut = failure === 'headers';
       if (timedOut) stats.upstreamTimeouts++;
-      else stats.upstreamErrors++;
+      else {
+        stats.upstreamErrors++;
+        // Not reached at all: the server may be down, and come back as a new process.
+        if (session !== undefined) session.upstreamDown = true;
+      }
       req.resume();
       writeJsonRpcError(res, timedOut ? 504 : 502, JSONRPC_UPSTREAM_ERROR, timedOut ? 'Upstream timed out' : 'Upstream unavailable', {
         reason: `forkwatch proxy: ${timedOut ? 'no answer' : failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
@@ -321,6 +326,11 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       return;
     }
 
+    // The first answer after the upstream could not be reached: one without events to judge is probed.
+    if (s !== undefined && ok && s.upstreamDown) {
+      if (opts.guard && !sse && s.log.size > 0) probeAfterOutage(ctx, s, `${base}${req.url ?? '/'}`, { createdBy: method === 'POST' ? (rpcMethod ?? 'unknown') : method, method, protocolVersion: pv, at: arrivedAt });
+      else s.upstreamDown = false;
+    }
     if (!sse) {
       passPlain(ures, res, status, headers, ct.includes('json') && method === 'POST', opts.maxParseBytes, idle, (infos) => {
         answered = true;

@@ -23,6 +23,8 @@ export interface ProxySession {
   lost: boolean;
   /** The upstream answered with event ids at least once: its SSE answers are worth holding under `--guard`. */
   sendsIds: boolean;
+  /** A request of the session could not reach the upstream (connection refused or failed): it may have restarted since. */
+  upstreamDown: boolean;
   pendingResume: PendingResume | undefined;
   /** Recent events waiting for a moment (event-history.ts); kept across incarnations of the id. */
   history: SessionHistory;
@@ -86,6 +88,7 @@ export class SessionTable {
       seenCreated,
       lost: false,
       sendsIds: false,
+      upstreamDown: false,
       pendingResume: undefined,
       history: newSessionHistory(),
       lastUsedMs: now,

@@ -12,7 +12,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { createForkwatchProxy } from '../../src/proxy/index.js';
 import { ATTR_JSONRPC_REQUEST_ID, ATTR_REQUEST_OUTCOME, ATTR_SSE_EVENT_ID, SPAN_REQUEST_RECEIVED, SPAN_REQUEST_SETTLED, SPAN_SSE_EVENT } from '@forkwatch/instrumentation/semconv';
 
-const DELAY_MS = 50;
+/** Long enough that an answer sent at once is inside it on a loaded machine (the early request must cost no span). */
+const DELAY_MS = 500;
 
 async function run(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, exchange: (url: string, spans: InMemorySpanExporter) => Promise<void>): Promise<InMemorySpanExporter> {
   const up = http.createServer(handler);
@@ -83,19 +84,29 @@ test('SSE: events after a late request.received, up to its answer, are all emitt
 });
 
 test('JSON: the answer to a late request.received is its request.settled (answered); an early one costs no span', async () => {
+  let received = false;
   const spans = await run(
     (req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c));
       req.on('end', () => {
         const id = (JSON.parse(body) as { id: number }).id;
-        // Request 1's body outlives the span delay (its head went out first); request 2 is answered at once.
+        // Request 1's body outlives the span delay (its head went out first, the body once its
+        // request.received is out); request 2 is answered at once.
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'S1' }).flushHeaders();
-        setTimeout(() => res.end(`{"jsonrpc":"2.0","id":${id},"result":{}}`), id === 1 ? DELAY_MS * 4 : 0);
+        const end = (): void => void res.end(`{"jsonrpc":"2.0","id":${id},"result":{}}`);
+        if (id !== 1) return end();
+        const t = setInterval(() => {
+          if (!received) return;
+          clearInterval(t);
+          end();
+        }, 5);
       });
     },
-    async (url) => {
-      await post(url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}');
+    async (url, out) => {
+      const answer = post(url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}');
+      await until(() => (received = out.getFinishedSpans().some((s) => s.name === SPAN_REQUEST_RECEIVED)));
+      await answer;
       await post(url, '{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
     },
   );
