@@ -29,7 +29,7 @@ export interface OutageCause {
 export function probeAfterOutage(ctx: ProxyContext, s: ProxySession, path: string, cause: OutageCause): void {
   s.upstreamDown = false;
   const { opts } = ctx;
-  void probeSession(ctx.agent, opts.upstreamUrl, path, s.id, cause.protocolVersion, opts.maxEventChars, opts.guardHoldMs).then((a) => {
+  const probe = probeSession(ctx.agent, opts.upstreamUrl, path, s.id, cause.protocolVersion, opts.maxEventChars, opts.guardHoldMs).then((a) => {
     if (ctx.table.get(s.id) !== s || s.lost) return;
     if (a.kind === 'gone') {
       ctx.spans.ended(s, 'not_found_upstream');
@@ -46,4 +46,6 @@ export function probeAfterOutage(ctx: ProxyContext, s: ProxySession, path: strin
     ctx.spans.created(s, { createdBy: cause.createdBy, clientSupplied: true, method: cause.method, protocolVersion: cause.protocolVersion }, cause.at);
     ctx.history.moment(s, true);
   });
+  ctx.probes.add(probe);
+  void probe.finally(() => ctx.probes.delete(probe));
 }

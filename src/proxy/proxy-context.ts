@@ -19,6 +19,8 @@ export interface ProxyContext {
   history: EventHistory;
   /** Stateless exchanges so far: the scope of their requests' ids. */
   exchanges: number;
+  /** Probes made after an answer went out (outage-probe.ts): a close waits for them, each bounded by `--guard-hold-ms`. */
+  probes: Set<Promise<void>>;
 }
 
 /** JSON-RPC code of the proxy's own 502/504 answers (the upstream, not the request, failed). */

@@ -47,6 +47,7 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions, (session) => history.moment(session, false), DEFAULT_PROXY_REISSUE_WINDOW_MS),
     history,
     exchanges: 0,
+    probes: new Set(),
   };
   const server = http.createServer(
     {
@@ -88,6 +89,8 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      // What a probe finds (a new life) is recorded after its exchange ended: let it land first.
+      await Promise.all([...ctx.probes]);
       ctx.agent.destroy();
       await closed;
     },

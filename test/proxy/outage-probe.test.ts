@@ -49,7 +49,7 @@ async function stop(s: http.Server): Promise<void> {
   await new Promise((r) => s.close(r));
 }
 
-async function outage(mode: Mode, guard: boolean): Promise<{ reconnect: number; cancel: number; next: number; pings: number; created: string[] }> {
+async function outage(mode: Mode, guard: boolean, closeAtOnce = false): Promise<{ reconnect: number; cancel: number; next: number; pings: number; created: string[] }> {
   const pings = { n: 0 };
   const a = upstream(1, pings, 'original');
   const port = await listen(a);
@@ -81,6 +81,12 @@ async function outage(mode: Mode, guard: boolean): Promise<{ reconnect: number; 
     await listen(b, port);
     const cancel = await post('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"Request timed out"}}', 'S1');
     await cancel.text();
+    if (closeAtOnce) {
+      // The proxy stops right after the 202 (a rolling restart of the sidecar): the probe lands first.
+      await p.close();
+      const created = exporter.getFinishedSpans().filter((s) => s.name === 'forkwatch.session.created').map((s) => String(s.attributes['forkwatch.session.created_by']));
+      return { reconnect: reconnect.status, cancel: cancel.status, next: 0, pings: pings.n, created };
+    }
     if (guard) {
       const until = Date.now() + 5_000;
       while (pings.n === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
@@ -120,4 +126,10 @@ test('plain proxy: never probes (it sends nothing of its own); the new life is s
   // Not at the cancel (no event); at the next answer whose first id begins the log again.
   assert.deepEqual(r.created, ['initialize', 'tools/list']);
   assert.equal(r.next, 200);
+});
+
+test('--guard: a proxy closed right after the 202 waits for the probe, and the new life is recorded', async () => {
+  const r = await outage('rehydrated', true, true);
+  assert.equal(r.pings, 1);
+  assert.deepEqual(r.created, ['initialize', 'notifications/cancelled']);
 });
