@@ -98,3 +98,15 @@ test('a deadline set from a callback, or earlier than the armed one, is honoured
   clock.advance(1000);
   assert.deepEqual(ran, [['first', 100], ['chained', 150], ['late', 500]]);
 });
+
+test('a deadline past the longest Node timer (2^31-1 ms) waits in several loop timers, not 1 ms', () => {
+  const clock = fakeClock();
+  const d = new Deadlines(clock);
+  let ran = 0;
+  d.add(3 * 2 ** 31, () => void ran++, undefined);
+  assert.deepEqual(clock.armed(), [2 ** 31 - 1]);
+  clock.advance(2 ** 32);
+  assert.equal(ran, 0);
+  clock.advance(2 ** 31);
+  assert.equal(ran, 1);
+});
