@@ -103,11 +103,11 @@ export async function benchSidecar(): Promise<SidecarResult> {
     started.push(upstream);
     const up = `http://127.0.0.1:${upstream.port}/mcp`;
     const cli = fromRoot('dist/cli/bin.js');
-    // SIDECAR_PROFILE_DIR: the forkwatch proxies write V8 CPU profiles there (node --cpu-prof).
+    // SIDECAR_PROFILE_DIR: every proxy, the bare pipe too, writes a V8 CPU profile there (node --cpu-prof).
     const prof = process.env.SIDECAR_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIDECAR_PROFILE_DIR}`] : [];
     const fwArgs = [...prof, cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`];
     const proxies = [
-      await startProcess('bare pipe', [here('./sidecar/bare-main.js'), String(upstream.port)], PORT_LINE),
+      await startProcess('bare pipe', [...prof, here('./sidecar/bare-main.js'), String(upstream.port)], PORT_LINE),
       await startProcess('forkwatch', fwArgs, PROXY_LINE),
       await startProcess('forkwatch --guard', [...fwArgs, '--guard'], PROXY_LINE),
     ];

@@ -28,6 +28,7 @@ export {
   DEFAULT_MAX_BUFFERED_EVENTS,
   JSONRPC_SESSION_NOT_FOUND,
   MessageScanner,
+  detach,
   DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS,
 } from '@forkwatch/instrumentation/wire';
 export type { SseEvent, JsonRpcInfo, ResumeOutcome, ScannedMessage } from '@forkwatch/instrumentation/wire';

@@ -88,7 +88,8 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   const requestKeys: string[] = [];
   const bodyInfos = (): JsonRpcInfo[] => {
     if (infos === undefined) {
-      bodyText = copy === undefined ? undefined : Buffer.concat(copy).toString('utf8');
+      // Most bodies come in one chunk: decoded as it is, not copied into a new Buffer first.
+      bodyText = copy === undefined ? undefined : (copy.length === 1 ? copy[0]! : Buffer.concat(copy)).toString('utf8');
       infos = bodyText === undefined ? [] : describeText(bodyText, opts.maxParseBytes);
     }
     copy = undefined;
@@ -109,20 +110,26 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
 
   // ---- timeouts: connect (502) and status line (504) ----
   let failure: 'connect' | 'headers' | undefined;
-  const headersTimer = setTimeout(() => {
-    failure = 'headers';
-    upstream.destroy(new Error('upstream sent no status line in time'));
-  }, opts.headersTimeoutMs);
-  headersTimer.unref();
+  const headersTimer = ctx.deadlines.add(
+    opts.headersTimeoutMs,
+    () => {
+      failure = 'headers';
+      upstream.destroy(new Error('upstream sent no status line in time'));
+    },
+    undefined,
+  );
   upstream.on('socket', (sock) => {
     if (!sock.connecting) return;
-    const t = setTimeout(() => {
-      failure = 'connect';
-      upstream.destroy(new Error('upstream connect timed out'));
-    }, opts.connectTimeoutMs);
-    t.unref();
-    sock.once('connect', () => clearTimeout(t));
-    sock.once('close', () => clearTimeout(t));
+    const t = ctx.deadlines.add(
+      opts.connectTimeoutMs,
+      () => {
+        failure = 'connect';
+        upstream.destroy(new Error('upstream connect timed out'));
+      },
+      undefined,
+    );
+    sock.once('connect', () => t.cancel());
+    sock.once('close', () => t.cancel());
   });
 
   let answered = false;
@@ -134,7 +141,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   const finish = (broken: boolean): void => {
     if (done) return;
     done = true;
-    clearTimeout(headersTimer);
+    headersTimer.cancel();
     relay?.dispose();
     for (const k of requestKeys) ctx.requests.ended(k, broken);
     const s = session;
@@ -173,7 +180,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   });
 
   upstream.on('response', (ures) => {
-    clearTimeout(headersTimer);
+    headersTimer.cancel();
     const status = ures.statusCode ?? 502;
     const answeredId = headerOf(ures.headers, HEADER_SESSION_ID);
     const ok = status >= 200 && status < 300;
@@ -267,11 +274,15 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
 
     // ---- idle bound on the answer body ----
-    const idle = new IdleBound(opts.streamIdleTimeoutMs, () => {
-      stats.streamIdleTimeouts++;
-      ures.destroy();
-      res.destroy();
-    });
+    const idle = new IdleBound(
+      opts.streamIdleTimeoutMs,
+      () => {
+        stats.streamIdleTimeouts++;
+        ures.destroy();
+        res.destroy();
+      },
+      ctx.deadlines,
+    );
     ures.on('close', () => idle.clear());
     ures.on('aborted', () => {
       if (!relay?.refused) res.destroy();
@@ -342,7 +353,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
 
     const hold =
       opts.guard && s !== undefined && ok && (cursor !== undefined || s.sendsIds) && s.log.size > 0
-        ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars }
+        ? { writeHead: () => res.writeHead(status, headers), ms: opts.guardHoldMs, maxChars: opts.maxEventChars, deadlines: ctx.deadlines }
         : undefined;
     if (hold === undefined) res.writeHead(status, headers);
     relay = new SseRelay(

@@ -1,16 +1,20 @@
+import type { Deadline, Deadlines } from './deadlines.js';
+
 /**
  * The `--stream-idle-timeout-ms` bound on one answer body: `onIdle` runs once no chunk came for
- * `ms`. A chunk costs one clock read: the one timer, when due, re-arms itself for what is left of
- * the bound after the last chunk. (Refreshing the timer on every chunk re-linked Node's timer list
- * and read libuv's clock through a binding each time, from a second `data` listener.)
+ * `ms`. A chunk costs one clock read: the one deadline, when due, is set again for what is left of
+ * the bound after the last chunk. (Refreshing a timer on every chunk re-linked Node's timer list
+ * and read libuv's clock through a binding each time, from a second `data` listener.) The
+ * deadline is one of the proxy's shared {@link Deadlines}, not a Node timer of its own.
  */
 export class IdleBound {
   private last = performance.now();
-  private timer: NodeJS.Timeout | undefined;
+  private deadline: Deadline | undefined;
 
   constructor(
     private readonly ms: number,
     private readonly onIdle: () => void,
+    private readonly deadlines: Deadlines,
   ) {
     this.arm(ms);
   }
@@ -21,24 +25,23 @@ export class IdleBound {
   }
 
   clear(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.deadline?.cancel();
+    this.deadline = undefined;
   }
 
   private arm(ms: number): void {
-    this.timer = setTimeout(due, ms, this);
-    this.timer.unref();
+    this.deadline = this.deadlines.add(ms, due, this);
   }
 
-  /** @internal the timer is due: idle, or re-armed for the rest of the bound. */
+  /** @internal the deadline is due: idle, or set again for the rest of the bound. */
   due(): void {
-    if (this.timer === undefined) return;
+    if (this.deadline === undefined) return;
     const left = this.last + this.ms - performance.now();
     if (left >= 1) {
       this.arm(left);
       return;
     }
-    this.timer = undefined;
+    this.deadline = undefined;
     this.onIdle();
   }
 }

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { ServerResponse } from 'node:http';
 import { JSONRPC_SESSION_NOT_FOUND, writeJsonRpcError } from './building-blocks.js';
+import type { Deadlines } from './deadlines.js';
 import type { EventHistory } from './event-history.js';
 import type { PendingRequests } from './pending-requests.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
@@ -17,6 +18,8 @@ export interface ProxyContext {
   stats: ProxyStats;
   requests: PendingRequests;
   history: EventHistory;
+  /** Every exchange's timeouts (connect, status line, stream idle, guard hold), under one loop timer. */
+  deadlines: Deadlines;
   /** Stateless exchanges so far: the scope of their requests' ids. */
   exchanges: number;
   /** Probes made after an answer went out (outage-probe.ts): a close waits for them, each bounded by `--guard-hold-ms`. */

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { componentLogger, DEFAULT_MAX_BUFFERED_EVENTS, DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION } from './building-blocks.js';
+import { Deadlines } from './deadlines.js';
 import { EventHistory } from './event-history.js';
 import { handleExchange } from './exchange.js';
 import type { ProxyContext } from './proxy-context.js';
@@ -46,6 +47,7 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     stats,
     requests: new PendingRequests(spans, opts.requestSpanDelayMs, opts.maxSessions, (session) => history.moment(session, false), DEFAULT_PROXY_REISSUE_WINDOW_MS),
     history,
+    deadlines: new Deadlines(),
     exchanges: 0,
     probes: new Set(),
   };

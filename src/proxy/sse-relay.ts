@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
 import { SseParser, type SseEvent } from './building-blocks.js';
+import { ChunkText } from './chunk-text.js';
+import type { Deadline, Deadlines } from './deadlines.js';
 
 /** What the relay's owner decides on the first id-bearing event of a held answer. */
 export type HoldDecision = 'pass' | 'refuse';
@@ -32,10 +33,10 @@ export interface SseRelayHooks {
  */
 export class SseRelay {
   private readonly parser: SseParser;
-  private readonly decoder = new StringDecoder('utf8');
+  private readonly decoder = new ChunkText();
   private held: Buffer[] | undefined;
   private heldChars = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Deadline | undefined;
   private writeHead: (() => void) | undefined;
   /** A chunk went out (and the head with it). */
   private wrote = false;
@@ -48,7 +49,7 @@ export class SseRelay {
     private readonly res: ServerResponse,
     private readonly hooks: SseRelayHooks,
     maxEventChars: number,
-    hold: { writeHead: () => void; ms: number; maxChars: number } | undefined,
+    hold: { writeHead: () => void; ms: number; maxChars: number; deadlines: Deadlines } | undefined,
     /** Told of every chunk (the body's idle bound). */
     private readonly idle: { touch(): void },
   ) {
@@ -57,15 +58,17 @@ export class SseRelay {
       this.held = [];
       this.writeHead = hold.writeHead;
       this.heldMax = hold.maxChars;
-      this.timer = setTimeout(() => this.expire(), hold.ms);
-      this.timer.unref();
+      this.timer = hold.deadlines.add(hold.ms, expire, this);
     }
     upstream.on('data', (chunk: Buffer) => this.onData(chunk));
     res.on('drain', () => upstream.resume());
   }
 
   private heldMax = 0;
-  /** Last characters of the body, to tell a body that ended inside an event. */
+  /**
+   * Text that ends the body so far (the last chunk's, with earlier ones when it is under 4
+   * chars), to tell a body that ended inside an event. A reference, not a slice per chunk.
+   */
   private tail = '';
 
   /** Events discarded from the record for their size (passed through all the same). */
@@ -89,7 +92,7 @@ export class SseRelay {
       if (!this.res.write(chunk)) this.upstream.pause();
     }
     const text = this.decoder.write(chunk);
-    this.tail = text.length >= 4 ? text.slice(-4) : (this.tail + text).slice(-4);
+    this.tail = text.length >= 4 ? text : (this.tail.slice(-4) + text).slice(-4);
     const events = this.parser.push(text);
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
@@ -114,7 +117,8 @@ export class SseRelay {
     this.res.flushHeaders();
   }
 
-  private expire(): void {
+  /** @internal the hold ran out. */
+  expire(): void {
     const asked = this.hooks.onHoldExpired?.();
     if (asked === undefined) return this.release();
     void asked.then((d) => {
@@ -127,7 +131,7 @@ export class SseRelay {
   /** Lets everything held go out and stops holding. */
   release(): void {
     if (this.held === undefined || this.refused) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     const held = this.held;
     this.held = undefined;
     this.hooks.onRelease?.();
@@ -139,7 +143,7 @@ export class SseRelay {
 
   /** Stops the hold's clock (the owner decides the release itself). */
   stopTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
   }
 
   /** Drops what is held without sending it (the owner answered the client itself). */
@@ -148,7 +152,7 @@ export class SseRelay {
   }
 
   private refuse(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.refused = true;
     this.held = undefined;
     this.upstream.destroy();
@@ -156,16 +160,20 @@ export class SseRelay {
 
   /** The upstream body ended: what is left unparsed is a truncated event. */
   finish(): { truncated: boolean } {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.release();
-    const t = this.tail;
+    const t = this.tail.slice(-4);
     // A body that stops without a blank line stopped inside an event.
     const truncated = t !== '' && !(t.endsWith('\n\n') || t.endsWith('\r\r') || t.endsWith('\r\n\r\n'));
     return { truncated };
   }
 
   dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.held = undefined;
   }
+}
+
+function expire(relay: SseRelay): void {
+  relay.expire();
 }

@@ -8,7 +8,7 @@ export { SseParser, DEFAULT_MAX_EVENT_CHARS } from './common/sse-parser.js';
 export type { SseEvent } from './common/sse-parser.js';
 export { describeMessage, describeText, DEFAULT_MAX_PARSE_CHARS } from './common/jsonrpc-info.js';
 export { argsDigest } from './common/args-digest.js';
-export { MessageScanner } from './common/scan-message.js';
+export { MessageScanner, detach } from './common/scan-message.js';
 export type { ScannedMessage } from './common/scan-message.js';
 export type { JsonRpcInfo } from './common/jsonrpc-info.js';
 export { newIncarnation, formatEventId, parseEventId } from './common/incarnation.js';

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SessionEventLog } from '../../src/proxy/session-event-log.js';
+
+/** Ids without a sequence of their own (the SDK store's shape): the log numbers them. */
+const e = (i: number): string => `s_${i}_x`;
+
+test('past its bound the log forgets the oldest ids first, in arrival order, many times round', () => {
+  const log = new SessionEventLog(3);
+  for (let i = 1; i <= 3; i++) log.add(e(i), i);
+  assert.equal(log.knows(e(1)), true);
+  assert.equal(log.knows('nope'), false, 'nothing forgotten yet: an unseen id is certainly unseen');
+  // A replay of a known id is not a new arrival: it neither moves nor evicts anything.
+  assert.deepEqual(log.add(e(1), 1), { event: log.get(e(1)), replayed: true });
+  log.add(e(4), 4);
+  assert.equal(log.get(e(1)), undefined, 'e1 arrived first, so goes first (the replay did not refresh it)');
+  assert.deepEqual([log.knows(e(2)), log.knows(e(3)), log.knows(e(4))], [true, true, true]);
+  assert.equal(log.knows(e(1)), undefined, 'forgotten: can no longer tell');
+  for (let i = 5; i <= 20; i++) log.add(e(i), i);
+  assert.equal(log.size, 3);
+  assert.equal(log.evicted, 17);
+  for (let i = 1; i <= 17; i++) assert.equal(log.get(e(i)), undefined, `e${i} forgotten`);
+  assert.deepEqual([18, 19, 20].map((i) => log.get(e(i))?.print), [18, 19, 20]);
+  // Sequences of ids without one count the order the proxy first saw them in, evictions aside.
+  assert.equal(log.get(e(20))?.seq, 20);
+  assert.equal(log.get(e(20))?.source, 'observed');
+});
+
+test('a bound of one keeps the latest id; an id cut from a larger frame is kept whole', () => {
+  const log = new SessionEventLog(1);
+  log.add('a', 1);
+  log.add('b', 2);
+  assert.equal(log.size, 1);
+  assert.equal(log.knows('b'), true);
+  assert.equal(log.knows('a'), undefined);
+  const frame = `id: ${'x'.repeat(40)}\ndata: {}\n\n`;
+  const id = frame.slice(4, 44);
+  log.add(id, 3);
+  assert.equal(log.knows('x'.repeat(40)), true);
+});
