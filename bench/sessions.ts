@@ -23,7 +23,7 @@
  * FORKWATCH_BENCH_SESSIONS_MEMORY: sessions of the memory run (default 90,000, under --max-sessions' 100,000); FORKWATCH_BENCH_CPU_PROF=DIR starts each
  * detector with `--cpu-prof --cpu-prof-dir DIR`.
  * FORKWATCH_BENCH_SESSIONS_BASE=PATH: another build's `dist/cli/bin.js` (e.g. the commit before,
- * built in a directory whose node_modules resolve) run side by side: each variant, the memory and
+ * its dist/ and package.json copied to a directory under this one, so its imports resolve) run side by side: each variant, the memory and
  * the lag run once with it (`base`) and once with this dist/ (`this`), alternating, and the ratio
  * this / base of sessions per CPU-second printed per round and as medians.
  */
