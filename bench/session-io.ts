@@ -21,9 +21,11 @@ export interface ServeProc {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/cli/bin.js serve` on ephemeral ports with a temp database and `args`; resolves once it listens. */
-export async function startServe(args: string[], nodeArgs: string[] = []): Promise<ServeProc> {
-  const cli = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+/**
+ * Starts `node dist/cli/bin.js serve` (or the `cli` given: another build's bin.js, to compare) on
+ * ephemeral ports with a temp database and `args`; resolves once it listens.
+ */
+export async function startServe(args: string[], nodeArgs: string[] = [], cli = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url))): Promise<ServeProc> {
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-bench-sessions-'));
   const child = spawn(
     process.execPath,

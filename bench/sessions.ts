@@ -22,7 +22,12 @@
  * FORKWATCH_BENCH_SESSIONS_VARIANTS=http4,grpc4,http64,grpc64 (default all);
  * FORKWATCH_BENCH_SESSIONS_MEMORY: sessions of the memory run (default 90,000, under --max-sessions' 100,000); FORKWATCH_BENCH_CPU_PROF=DIR starts each
  * detector with `--cpu-prof --cpu-prof-dir DIR`.
+ * FORKWATCH_BENCH_SESSIONS_BASE=PATH: another build's `dist/cli/bin.js` (e.g. the commit before,
+ * its dist/ and package.json copied to a directory under this one, so its imports resolve) run side by side: each variant, the memory and
+ * the lag run once with it (`base`) and once with this dist/ (`this`), alternating, and the ratio
+ * this / base of sessions per CPU-second printed per round and as medians.
  */
+import { resolve } from 'node:path';
 import { cpuSeconds, histogram, quantileBetween, residentMiB, scrape, counter } from './wire-io.js';
 import { grpcConnSenders, httpConnSenders, sendClosedLoop, sendPaced, startServe, type ConnSender, type ServeProc } from './session-io.js';
 import { loadSessionPayloads, type SessionPayloads } from './session-payloads.js';
@@ -79,7 +84,14 @@ interface Variant {
   connections: number;
 }
 
+/** Which detector build runs: this dist/ (`cli` undefined) or the base of a comparison. */
+interface Build {
+  label: string;
+  cli?: string;
+}
+
 interface MaxResult extends Variant {
+  build: string;
   sessions: number;
   spans: number;
   cpu: number;
@@ -101,8 +113,8 @@ function nodeArgs(): string[] {
   return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
-async function runMax(p: SessionPayloads, v: Variant, warmSessions: number, measureSessions: number): Promise<MaxResult> {
-  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: number, measureSessions: number): Promise<MaxResult> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
   const s = senders(d, v);
   try {
     const body = bodyStream(p.healthy);
@@ -122,6 +134,7 @@ async function runMax(p: SessionPayloads, v: Variant, warmSessions: number, meas
     const sessions = measureBodies * p.sessionsPerBody;
     return {
       ...v,
+      build: b.label,
       sessions,
       spans: measureBodies * p.spansPerBody,
       cpu: c1 - c0,
@@ -137,8 +150,8 @@ async function runMax(p: SessionPayloads, v: Variant, warmSessions: number, meas
   }
 }
 
-async function runLag(p: SessionPayloads, v: Variant, sessionsPerSec: number, seconds: number): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number }> {
-  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+async function runLag(p: SessionPayloads, v: Variant, b: Build, sessionsPerSec: number, seconds: number): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number }> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
   const s = senders(d, v);
   try {
     const body = bodyStream(p.withForks);
@@ -169,8 +182,8 @@ async function runLag(p: SessionPayloads, v: Variant, sessionsPerSec: number, se
  * --compact-after-ms, default 60 s, shrinks it: `npm run bench -- engine` measures that in process
  * with a forced GC), over HTTP at 64 connections.
  */
-async function runMemory(p: SessionPayloads, sessions: number): Promise<{ sessions: number; heap: number; rss: number; tracked: number }> {
-  const d = await startServe(DETECTOR_ARGS, nodeArgs());
+async function runMemory(p: SessionPayloads, b: Build, sessions: number): Promise<{ sessions: number; heap: number; rss: number; tracked: number }> {
+  const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
   const s = senders(d, { transport: 'http', connections: 64 });
   const heap = async (): Promise<number> => counter(await scrape(d.httpUrl), 'nodejs_heap_size_used_bytes');
   try {
@@ -194,6 +207,17 @@ async function runMemory(p: SessionPayloads, sessions: number): Promise<{ sessio
 
 const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 
+const median = (a: number[]): number => {
+  const b = [...a].sort((x, y) => x - y);
+  return b.length % 2 === 1 ? b[(b.length - 1) / 2]! : (b[b.length / 2 - 1]! + b[b.length / 2]!) / 2;
+};
+
+/** The builds to run: this dist/, and before it the base of FORKWATCH_BENCH_SESSIONS_BASE when set. */
+function builds(): Build[] {
+  const base = process.env.FORKWATCH_BENCH_SESSIONS_BASE;
+  return base ? [{ label: 'base', cli: resolve(base) }, { label: 'this' }] : [{ label: '' }];
+}
+
 /** Runs the benchmark, printing as it goes. */
 export async function printSessions(print: (line: string) => void): Promise<void> {
   const warm = Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_WARM ?? 30_000));
@@ -201,9 +225,12 @@ export async function printSessions(print: (line: string) => void): Promise<void
   const lagSeconds = Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_LAG_SECONDS ?? 8));
   const parts = new Set((process.env.FORKWATCH_BENCH_SESSIONS_PARTS ?? 'max,memory,lag').split(','));
   const p = loadSessionPayloads(408);
+  const bs = builds();
+  const tag = (b: Build): string => (b.label === '' ? '' : `${b.label} `);
   print(`# healthy session: ${p.spansPerSession} forkwatch spans (${p.sessionSpanNames.map((n) => n.replace('forkwatch.', '')).join(', ')}), ${p.sessionsPerBody} sessions per request (${p.spansPerBody} spans, ${fmt(p.healthy[0]!.byteLength)} B protobuf)`);
   print(`# forkwatch serve from dist/, --decision-window-ms ${WINDOW_MS} --tick-interval-ms ${TICK_MS}, other flags default; ${fmt(warm)} sessions to warm up, then ${fmt(measure)} measured, closed loop;`);
   print('# CPU = the detector process (all threads, /proc) from the first measured request until every session was decided and committed');
+  if (bs.length > 1) print(`# side by side: base = ${bs[0]!.cli}, this = dist/ (base first, per variant)`);
   const variants: Variant[] = [
     { transport: 'http', connections: 4 },
     { transport: 'grpc', connections: 4 },
@@ -213,57 +240,72 @@ export async function printSessions(print: (line: string) => void): Promise<void
   const only = process.env.FORKWATCH_BENCH_SESSIONS_VARIANTS?.split(',');
   const rounds = Math.max(1, Math.trunc(Number(process.env.FORKWATCH_BENCH_SESSIONS_ROUNDS ?? 2)));
   const results: MaxResult[] = [];
-  const ratios = new Map<number, number[]>();
+  const ratios = new Map<string, number[]>();
+  const speedups = new Map<string, number[]>();
+  const add = (m: Map<string, number[]>, k: string, x: number): void => void m.set(k, [...(m.get(k) ?? []), x]);
   if (parts.has('max') || parts.has('lag')) {
     for (let round = 1; round <= rounds; round++) {
       const mine: MaxResult[] = [];
       for (const v of variants.filter((x) => only === undefined || only.includes(`${x.transport}${x.connections}`))) {
-        const r = await runMax(p, v, warm, measure);
-        mine.push(r);
-        const perCpu = r.sessions / r.cpu;
-        print(
-          `  #${round} ${r.transport.padEnd(4)} ${String(r.connections).padStart(2)} connections: ${fmt(perCpu).padStart(7)} healthy sessions per CPU-second (goal >= 20,000), ${((r.cpu * 1e6) / r.spans).toFixed(2)} µs CPU per span; ` +
-            `${fmt(r.sessions / r.sendSeconds)} sessions/s acknowledged; RSS ${fmt(r.rssPerSessionBytes)} B per idle tracked session (${fmt(r.tracked)} tracked); at rest ${(r.restCpuPerSec * 1000).toFixed(0)} ms CPU/s; ${fmt(r.received)} spans received`,
-        );
+        for (const b of bs) {
+          const r = await runMax(p, v, b, warm, measure);
+          mine.push(r);
+          const perCpu = r.sessions / r.cpu;
+          print(
+            `  #${round} ${tag(b)}${r.transport.padEnd(4)} ${String(r.connections).padStart(2)} connections: ${fmt(perCpu).padStart(7)} healthy sessions per CPU-second (goal >= 20,000), ${((r.cpu * 1e6) / r.spans).toFixed(2)} µs CPU per span; ` +
+              `${fmt(r.sessions / r.sendSeconds)} sessions/s acknowledged; RSS ${fmt(r.rssPerSessionBytes)} B per idle tracked session (${fmt(r.tracked)} tracked); at rest ${(r.restCpuPerSec * 1000).toFixed(0)} ms CPU/s; ${fmt(r.received)} spans received`,
+          );
+        }
+        if (bs.length > 1) {
+          const [x, y] = bs.map((b) => mine.find((r) => r.build === b.label && r.transport === v.transport && r.connections === v.connections)!);
+          const k = `${v.transport.padEnd(4)} ${String(v.connections).padStart(2)}`;
+          add(speedups, k, x!.cpu / x!.sessions / (y!.cpu / y!.sessions));
+          print(`  #${round} this / base sessions per CPU-second, ${k} connections: ${speedups.get(k)!.at(-1)!.toFixed(2)}x`);
+        }
       }
-      for (const c of [4, 64]) {
-        const h = mine.find((r) => r.transport === 'http' && r.connections === c);
-        const g = mine.find((r) => r.transport === 'grpc' && r.connections === c);
-        if (!h || !g) continue;
-        const ratio = g.cpu / g.spans / (h.cpu / h.spans);
-        ratios.set(c, [...(ratios.get(c) ?? []), ratio]);
-        print(`  #${round} gRPC / HTTP CPU per span at ${c} connections: ${ratio.toFixed(2)}x (goal <= 1.1x)`);
+      for (const b of bs) {
+        for (const c of [4, 64]) {
+          const h = mine.find((r) => r.build === b.label && r.transport === 'http' && r.connections === c);
+          const g = mine.find((r) => r.build === b.label && r.transport === 'grpc' && r.connections === c);
+          if (!h || !g) continue;
+          const ratio = g.cpu / g.spans / (h.cpu / h.spans);
+          add(ratios, `${tag(b)}at ${c}`, ratio);
+          print(`  #${round} ${tag(b)}gRPC / HTTP CPU per span at ${c} connections: ${ratio.toFixed(2)}x (goal <= 1.1x)`);
+        }
       }
       results.push(...mine);
     }
-    const median = (a: number[]): number => {
-      const b = [...a].sort((x, y) => x - y);
-      return b.length % 2 === 1 ? b[(b.length - 1) / 2]! : (b[b.length / 2 - 1]! + b[b.length / 2]!) / 2;
-    };
     if (rounds > 1) {
-      for (const v of variants) {
-        const rs = results.filter((r) => r.transport === v.transport && r.connections === v.connections);
-        if (rs.length > 0) print(`  median of ${rs.length}: ${v.transport.padEnd(4)} ${String(v.connections).padStart(2)} connections ${fmt(median(rs.map((r) => r.sessions / r.cpu)))} healthy sessions per CPU-second`);
+      for (const b of bs) {
+        for (const v of variants) {
+          const rs = results.filter((r) => r.build === b.label && r.transport === v.transport && r.connections === v.connections);
+          if (rs.length > 0) print(`  median of ${rs.length}: ${tag(b)}${v.transport.padEnd(4)} ${String(v.connections).padStart(2)} connections ${fmt(median(rs.map((r) => r.sessions / r.cpu)))} healthy sessions per CPU-second`);
+        }
       }
-      for (const [c, a] of ratios) print(`  median of ${a.length}: gRPC / HTTP CPU per span at ${c} connections ${median(a).toFixed(2)}x (goal <= 1.1x)`);
+      for (const [k, a] of ratios) print(`  median of ${a.length}: ${k.replace(/at (\d+)$/, 'gRPC / HTTP CPU per span at $1 connections')} ${median(a).toFixed(2)}x (goal <= 1.1x)`);
+      for (const [k, a] of speedups) print(`  median of ${a.length}: this / base sessions per CPU-second, ${k} connections ${median(a).toFixed(2)}x`);
     }
   }
   if (parts.has('memory')) {
-    const m = await runMemory(p, Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_MEMORY ?? 90_000)));
-    print(`# memory per idle tracked session: ${fmt(m.sessions)} healthy sessions over HTTP, decided, not yet compacted (--compact-after-ms, default 60 s)`);
-    print(`  heap ${fmt(m.heap)} B per session (nodejs_heap_size_used_bytes, no forced GC: garbage not yet collected counts), RSS ${fmt(m.rss)} B per session (/proc); ${fmt(m.tracked)} tracked`);
+    for (const b of bs) {
+      const m = await runMemory(p, b, Math.max(1, Number(process.env.FORKWATCH_BENCH_SESSIONS_MEMORY ?? 90_000)));
+      print(`# ${tag(b)}memory per idle tracked session: ${fmt(m.sessions)} healthy sessions over HTTP, decided, not yet compacted (--compact-after-ms, default 60 s)`);
+      print(`  heap ${fmt(m.heap)} B per session (nodejs_heap_size_used_bytes, no forced GC: garbage not yet collected counts), RSS ${fmt(m.rss)} B per session (/proc); ${fmt(m.tracked)} tracked`);
+    }
   }
   if (parts.has('lag')) {
     print(`# detection lag of forks (one seed fork per request of ${p.sessionsPerBody} healthy sessions), open loop for ${lagSeconds} s at 80 % of the sessions per CPU-second above, 64 connections`);
     for (const t of ['http', 'grpc'] as const) {
-      const rs = results.filter((x) => x.transport === t && x.connections === 64);
-      if (rs.length === 0) continue;
-      // 80 % of the best measured rate: the rate a detector with its core to itself sustains.
-      const rate = 0.8 * Math.max(...rs.map((r) => r.sessions / r.cpu));
-      const l = await runLag(p, { transport: t, connections: 64 }, rate, lagSeconds);
-      print(
-        `  ${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
-      );
+      for (const b of bs) {
+        const rs = results.filter((x) => x.build === b.label && x.transport === t && x.connections === 64);
+        if (rs.length === 0) continue;
+        // 80 % of the best measured rate: the rate a detector with its core to itself sustains.
+        const rate = 0.8 * Math.max(...rs.map((r) => r.sessions / r.cpu));
+        const l = await runLag(p, { transport: t, connections: 64 }, b, rate, lagSeconds);
+        print(
+          `  ${tag(b)}${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
+        );
+      }
     }
   }
 }

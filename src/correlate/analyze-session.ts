@@ -43,8 +43,8 @@ export function analyzeSession(s: SessionState): SessionAnalysis {
     }
   }
   orphanedProgressTokens(v);
-  const resumes = countResumes(v, stateless);
-  return { findings: [...v.drafts.values()], resumes };
+  const { resumes, marked } = countResumes(v, stateless);
+  return { findings: [...v.drafts.values()], resumes, marked };
 }
 
 function isEmpty(o: Record<string, unknown>): boolean {

@@ -356,12 +356,25 @@ export class CorrelationEngine {
     }
   }
 
+  /**
+   * A decision that reported nothing (a healthy session's) changed only the pending flag: it is
+   * not saved. The stored state keeps the flag, so after a restart the session is pending again
+   * and decided again (see restore), reporting the same nothing; its next span or its compaction
+   * saves it as it is. A decision that reported anything is saved with its emitted findings and
+   * counted resumes, so that a restart repeats none of them.
+   */
   private decide(s: SessionState, now: number): void {
     this.pending.delete(s.key);
     delete s.pendingSinceMs;
-    this.dirty.add(s.key);
-    this.journal.analysed(s);
-    reportDecision(s, now, this.sink);
+    let reported = true;
+    try {
+      reported = reportDecision(s, now, this.sink);
+    } finally {
+      if (reported) {
+        this.dirty.add(s.key);
+        this.journal.analysed(s);
+      }
+    }
   }
 
   private countOrphan(service: string, delta: number): void {

@@ -17,9 +17,13 @@ export interface DecisionSink {
  * Analyzes `s` and reports what is new since its last decision: new findings, new evidence on
  * reported ones, orphans settled before this decision, and resume outcomes not counted yet.
  * Records what it reported in `s.emitted`, so a re-decision (or a restored state) repeats nothing.
+ * Returns whether it reported (and so changed `s`) anything: when not, deciding again yields the
+ * same nothing (the analysis is a pure function of the state), which lets the engine skip saving
+ * a decision that only cleared the session's pending flag.
  */
-export function reportDecision(s: SessionState, now: number, sink: DecisionSink): void {
+export function reportDecision(s: SessionState, now: number, sink: DecisionSink): boolean {
   const analysis = analyzeSession(s);
+  let changed = analysis.marked;
   const service = s.serverService ?? s.clientService ?? 'unknown_service';
   for (const d of analysis.findings) {
     const id = findingId(d.kind, s.key, d.identity);
@@ -32,6 +36,7 @@ export function reportDecision(s: SessionState, now: number, sink: DecisionSink)
     // Already reported and nothing new: most re-decisions end here, before building anything.
     if (prev !== undefined && settledMs === undefined && d.evidence.length <= prev.evidenceCount) continue;
     const { finding: f, lagMs } = findingFromDraft(d, id, s, service, prev?.detectedAtMs ?? now, now);
+    changed = true;
     const evidence = f.evidence;
     if (settledMs !== undefined) f.resolvedAtMs = settledMs;
     if (prev === undefined) {
@@ -67,7 +72,9 @@ export function reportDecision(s: SessionState, now: number, sink: DecisionSink)
   for (const r of analysis.resumes) {
     for (const fct of r.facts) fct.counted = true;
     sink.onResume(r.outcome, service, r.traceId);
+    changed = true;
   }
+  return changed;
 }
 
 /**

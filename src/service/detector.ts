@@ -91,6 +91,15 @@ export async function startDetector(config: DetectorConfig, logger: DiagLogger, 
     onStorageError: () => metrics.storageError(),
   });
   const p = pipeline;
+  // Restored sessions whose window elapsed while the detector was down are decided before it
+  // accepts spans, as a tick would have before it stopped: among them the sessions decided then
+  // without a save (a decision that reported nothing is not written), whose next span must start
+  // a window of its own rather than join one that elapsed. Unsliced: all of them before the
+  // receivers listen (restoring them was as long). Their findings go out with the first commit.
+  if (restored > 0) {
+    engine.tick();
+    p.tick();
+  }
   // Series of a server service exist from its first span, not its first finding.
   const knownServices = new Set<string>();
   const noteServerServices = (spans: SpanRecord[]): void => {

@@ -3,10 +3,15 @@ import { outcomeOfStatus } from './outcome-of-status.js';
 import type { SessionView } from './session-view.js';
 import type { ResumeDecision } from './types.js';
 
-/** Resumes not yet counted, each once: the i-th client and i-th server resume from one cursor are one resume. */
-export function countResumes(v: SessionView, stateless: boolean): ResumeDecision[] {
+/**
+ * Resumes not yet counted, each once: the i-th client and i-th server resume from one cursor are
+ * one resume. `marked`: a fact was marked counted because its other half already was (a change
+ * to the state that reports nothing, yet must be saved like one that does).
+ */
+export function countResumes(v: SessionView, stateless: boolean): { resumes: ResumeDecision[]; marked: boolean } {
   const { cRes, sRes } = v;
-  if (cRes.length + sRes.length === 0) return [];
+  if (cRes.length + sRes.length === 0) return { resumes: [], marked: false };
+  let marked = false;
   const forkCursors = new Set<string>();
   const forkIncs = new Set<string>();
   for (const f of v.drafts.values()) {
@@ -30,7 +35,10 @@ export function countResumes(v: SessionView, stateless: boolean): ResumeDecision
       if (sv !== undefined) facts.push(sv);
       if (c !== undefined) facts.push(c);
       if (sv?.counted === true || c?.counted === true) {
-        for (const x of facts) x.counted = true;
+        for (const x of facts) {
+          if (x.counted !== true) marked = true;
+          x.counted = true;
+        }
         continue;
       }
       const primary = facts[0]!;
@@ -45,5 +53,5 @@ export function countResumes(v: SessionView, stateless: boolean): ResumeDecision
       resumes.push({ outcome, traceId: primary.traceId, facts });
     }
   }
-  return resumes;
+  return { resumes, marked };
 }

@@ -34,4 +34,6 @@ export interface ResumeDecision {
 export interface SessionAnalysis {
   findings: FindingDraft[];
   resumes: ResumeDecision[];
+  /** The analysis marked a resume fact counted (its pair's other half was): the state changed though nothing is reported. */
+  marked: boolean;
 }
