@@ -25,6 +25,7 @@ import type { PendingResume, ProxySession } from './session-table.js';
 import { probeAfterOutage } from './outage-probe.js';
 import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
+import { upstreamTimeouts } from './upstream-timeouts.js';
 import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
 
 /** What an event without data describes. */
@@ -109,28 +110,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   req.pipe(upstream);
 
   // ---- timeouts: connect (502) and status line (504) ----
-  let failure: 'connect' | 'headers' | undefined;
-  const headersTimer = ctx.deadlines.add(
-    opts.headersTimeoutMs,
-    () => {
-      failure = 'headers';
-      upstream.destroy(new Error('upstream sent no status line in time'));
-    },
-    undefined,
-  );
-  upstream.on('socket', (sock) => {
-    if (!sock.connecting) return;
-    const t = ctx.deadlines.add(
-      opts.connectTimeoutMs,
-      () => {
-        failure = 'connect';
-        upstream.destroy(new Error('upstream connect timed out'));
-      },
-      undefined,
-    );
-    sock.once('connect', () => t.cancel());
-    sock.once('close', () => t.cancel());
-  });
+  const timeouts = upstreamTimeouts(ctx.deadlines, upstream, opts.connectTimeoutMs, opts.headersTimeoutMs);
 
   let answered = false;
   /** The guard answered the client itself; the upstream's answer was dropped. */
@@ -141,7 +121,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   const finish = (broken: boolean): void => {
     if (done) return;
     done = true;
-    headersTimer.cancel();
+    timeouts.headers.cancel();
     relay?.dispose();
     for (const k of requestKeys) ctx.requests.ended(k, broken);
     const s = session;
@@ -162,7 +142,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     // The guard closed the upstream after answering the client itself.
     if (relay?.refused || refused) return finish(false);
     if (!res.headersSent) {
-      const timedOut = failure === 'headers';
+      const timedOut = timeouts.failure === 'headers';
       if (timedOut) stats.upstreamTimeouts++;
       else {
         stats.upstreamErrors++;
@@ -171,7 +151,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       }
       req.resume();
       writeJsonRpcError(res, timedOut ? 504 : 502, JSONRPC_UPSTREAM_ERROR, timedOut ? 'Upstream timed out' : 'Upstream unavailable', {
-        reason: `forkwatch proxy: ${timedOut ? 'no answer' : failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
+        reason: `forkwatch proxy: ${timedOut ? 'no answer' : timeouts.failure === 'connect' ? 'connect timed out' : 'connection failed'}`,
       });
     } else {
       res.destroy();
@@ -180,7 +160,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   });
 
   upstream.on('response', (ures) => {
-    headersTimer.cancel();
+    timeouts.headers.cancel();
     const status = ures.statusCode ?? 502;
     const answeredId = headerOf(ures.headers, HEADER_SESSION_ID);
     const ok = status >= 200 && status < 300;
