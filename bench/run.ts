@@ -13,6 +13,7 @@ import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { printSidecar } from './sidecar.js';
+import { printProxyEvents } from './proxy-events.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
 import { printProxyInstructions } from './proxy-instructions.js';
@@ -138,6 +139,8 @@ async function main(): Promise<void> {
   if (only.includes('proxy')) await printProxy((line) => console.log(line));
   // Opt-in: the proxy as deployed, its own process's CPU and memory (issue 28's goals).
   if (only.includes('sidecar')) await printSidecar((line) => console.log(line));
+  // Opt-in: the sidecar's per-event work, stage by stage, in process.
+  if (only.includes('proxy-events')) await printProxyEvents((line) => console.log(line));
 
   if (want('decode')) {
     console.log('\n# OTLP decode alone');

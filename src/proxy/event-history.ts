@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
-import type { LoggedEvent } from './session-event-log.js';
+import type { EventSequence } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
 
@@ -51,7 +51,9 @@ export class EventHistory {
   /**
    * Records one event the proxy forwarded (`s` undefined: a sessionless answer, emitted at once).
    * `info`: what its data describes (the exchange parses each event once, for the answers);
-   * `origin`: the incarnation and protocol version it passed in (one object per exchange).
+   * `origin`: the incarnation and protocol version it passed in (one object per exchange);
+   * `logged`: its place in the session's log (read now, not kept). A buffered record keeps `id`:
+   * pass one detached from the SSE frame (SessionEventLog's `id`).
    */
   record(
     s: ProxySession | undefined,
@@ -59,7 +61,7 @@ export class EventHistory {
     id: string,
     data: string,
     info: JsonRpcInfo,
-    logged: LoggedEvent | undefined,
+    logged: EventSequence | undefined,
     replayed: boolean,
     origin: EventOrigin,
     at: number,

@@ -302,9 +302,10 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
-      const { event, replayed } = s.log.add(ev.id, print);
+      const log = s.log;
+      const replayed = log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
-      ctx.history.record(s, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, event, replayed, origin, at);
+      ctx.history.record(s, sid, log.id, ev.data, infos[0] ?? NO_INFO[0]!, log, replayed, origin, at);
       if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {

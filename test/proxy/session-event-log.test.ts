@@ -11,7 +11,8 @@ test('past its bound the log forgets the oldest ids first, in arrival order, man
   assert.equal(log.knows(e(1)), true);
   assert.equal(log.knows('nope'), false, 'nothing forgotten yet: an unseen id is certainly unseen');
   // A replay of a known id is not a new arrival: it neither moves nor evicts anything.
-  assert.deepEqual(log.add(e(1), 1), { event: log.get(e(1)), replayed: true });
+  assert.equal(log.add(e(1), 1), true);
+  assert.deepEqual([log.seq, log.source, log.id], [1, 'observed', e(1)], 'a replay names the earlier record');
   log.add(e(4), 4);
   assert.equal(log.get(e(1)), undefined, 'e1 arrived first, so goes first (the replay did not refresh it)');
   assert.deepEqual([log.knows(e(2)), log.knows(e(3)), log.knows(e(4))], [true, true, true]);
@@ -37,4 +38,23 @@ test('a bound of one keeps the latest id; an id cut from a larger frame is kept 
   const id = frame.slice(4, 44);
   log.add(id, 3);
   assert.equal(log.knows('x'.repeat(40)), true);
+});
+
+test('add names each event: the sequence its id carries (server, counter) or the order seen', () => {
+  const log = new SessionEventLog(2);
+  const inc = '0123456789abcdef';
+  assert.equal(log.add(`${inc}-7`, 70), false);
+  assert.deepEqual([log.seq, log.source, log.id], [7, 'server', `${inc}-7`]);
+  assert.equal(log.add('42', 420), false);
+  assert.deepEqual([log.seq, log.source], [42, 'counter']);
+  assert.equal(log.maxParsedSeq, 42);
+  // Past the bound the slot of the oldest is reused: what it held must not leak into the newcomer.
+  assert.equal(log.add('a4d1b6e0-2c4f-4a8e-9b1d-3f6e5c7a8b9d_1765000000000_k3j2h1g0', 99), false);
+  assert.deepEqual([log.seq, log.source], [1, 'observed']);
+  assert.equal(log.get(`${inc}-7`), undefined);
+  assert.deepEqual(log.get('42'), { seq: 42, source: 'counter', print: 420 });
+  assert.deepEqual(log.get('a4d1b6e0-2c4f-4a8e-9b1d-3f6e5c7a8b9d_1765000000000_k3j2h1g0'), { seq: 1, source: 'observed', print: 99 });
+  // A known id keeps its first record, whatever it is sent with now.
+  assert.equal(log.add('42', 1), true);
+  assert.deepEqual([log.seq, log.source, log.get('42')?.print], [42, 'counter', 420]);
 });
