@@ -68,11 +68,11 @@ async function load(name: string, dist: string): Promise<Build> {
       for (const ev of evs) {
         events++;
         if (stage < 1) continue;
-        const infos = info.describeEvent(ev.data);
+        const infos = info.describeEvent(ev.data, ev.frame, ev.dataStart);
         if (infos[0].kind === 'response') answered++;
         if (stage < 2) continue;
         const at = bb.epochNow();
-        const print = printMod.payloadPrint(ev.data);
+        const print = printMod.payloadPrint(ev.data, ev.frame, ev.dataStart);
         if (stage < 3) continue;
         // This build's log returns a flag (and is read for the rest); the earlier one an object.
         const r = s.log.add(ev.id, print);

@@ -14,11 +14,20 @@ const scanned: readonly JsonRpcInfo[] = [scanner];
  * plainly to JSON.parse, so the answer is describeText's (data over DEFAULT_MAX_PARSE_CHARS, 1 MiB:
  * kind `none`). A batch (rare on a stream) is described message by message, as describeText does.
  * The single-message result is one object refilled per call: read it before the next call.
- * Never throws.
+ * `frame` and `start`: where `data` lies in the flat text it was cut from (SseEvent.frame), read
+ * there in place. Never throws.
  */
-export function describeEvent(data: string): readonly JsonRpcInfo[] {
+export function describeEvent(data: string, frame?: string, start = 0): readonly JsonRpcInfo[] {
   if (data === '') return NO_INFO;
-  if (data.trimStart().charCodeAt(0) === 91) return describeText(data);
-  scanner.scan(data);
+  if (frame === undefined) {
+    frame = data;
+    start = 0;
+  }
+  const end = start + data.length;
+  // A batch (its first char past whitespace is `[`), found without trimming a copy.
+  let i = start;
+  for (let c = frame.charCodeAt(i); i < end && (c === 32 || c === 10 || c === 13 || c === 9); c = frame.charCodeAt(++i));
+  if (i < end && frame.charCodeAt(i) === 91) return describeText(data);
+  scanner.scanRange(frame, start, end);
   return scanned;
 }

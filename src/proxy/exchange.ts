@@ -278,7 +278,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     // One per exchange, renewed only when the session's incarnation changes mid-stream.
     let origin: EventOrigin | undefined;
     const onEvent = (ev: SseEvent): void => {
-      const infos = describeEvent(ev.data);
+      const infos = describeEvent(ev.data, ev.frame, ev.dataStart);
       if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
       let late = false;
       for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
@@ -288,7 +288,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
         ctx.history.record(undefined, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
-      const print = payloadPrint(ev.data);
+      const print = payloadPrint(ev.data, ev.frame, ev.dataStart);
       s.sendsIds = true;
       if (judged === undefined && s.log.size > 0) {
         const c = judge(ev, print);

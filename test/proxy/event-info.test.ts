@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeText } from '@forkwatch/instrumentation/wire';
+import { describeText, SseParser } from '@forkwatch/instrumentation/wire';
 import { describeEvent } from '../../src/proxy/event-info.js';
 
 const plain = (x: { kind: string; id?: string; method?: string; progressToken?: string }): object => ({ kind: x.kind, id: x.id, method: x.method, progressToken: x.progressToken });
@@ -32,4 +32,22 @@ test('a batch on a stream: every answer in it is described, as describeText does
       ['error', '2'],
     ],
   );
+});
+
+test('read in place in the frame its data line came in (SseEvent.frame), an event is described as its data is', () => {
+  const datas = [
+    '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":5}}',
+    '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}]}}',
+    ' [{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]',
+    '{"result":1',
+    '12',
+    'not json',
+  ];
+  const frame = datas.map((d, i) => `id: e${i}\ndata: ${d}\n\n`).join('');
+  const events = new SseParser(1 << 20).push(frame);
+  assert.equal(events.length, datas.length);
+  for (const ev of events) {
+    assert.equal(ev.frame, frame, 'one data line: its frame is given');
+    assert.deepEqual(describeEvent(ev.data, ev.frame, ev.dataStart).map(plain), describeEvent(ev.data).map(plain), ev.data);
+  }
 });

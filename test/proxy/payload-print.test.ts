@@ -16,3 +16,11 @@ test('payloadPrint: the same data gives the same print; any change of a characte
   assert.ok(Number.isSafeInteger(payloadPrint(base)) && payloadPrint(base) >= 0);
   assert.notEqual(payloadPrint('\u00e9'), payloadPrint('e\u0301'), 'UTF-16 units, not normalized text');
 });
+
+test('payloadPrint read in place in a larger frame is the print of the data', () => {
+  const data = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}';
+  for (const [before, after] of [['', ''], ['data: ', '\n\n'], ['x'.repeat(100), 'é€']] as const) {
+    assert.equal(payloadPrint(data, before + data + after, before.length), payloadPrint(data));
+  }
+  assert.notEqual(payloadPrint(data, `data: ${data}X`, 5), payloadPrint(data), 'a range one char off is another print');
+});

@@ -89,6 +89,27 @@ describe('message scanner', () => {
     });
   }
 
+  it('reads a range of a frame as it reads that slice, and nothing outside it', () => {
+    // Around each case: what could mislead a scan that strays out of its range (digits that would
+    // extend a number, quotes, brackets, a backslash, literals, another message).
+    const befores = ['', 'data: ', '{"id":"x","result":', '"\\'];
+    const afters = ['', '\n', '5', '.5e3', '"}', '}]', '\\"', 'rue', ' ,"id":9}', '{"method":"m"}'];
+    for (const firstOfBatch of [true, false]) {
+      const scanner = new MessageScanner(1024 * 1024, firstOfBatch);
+      const plain = new MessageScanner(1024 * 1024, firstOfBatch);
+      for (const text of CASES) {
+        const want = plain.scan(text);
+        const w = { kind: want.kind, id: want.id, method: want.method, progressToken: want.progressToken };
+        for (const before of befores) {
+          for (const after of afters) {
+            const m = scanner.scanRange(before + text + after, before.length, before.length + text.length);
+            assert.deepEqual({ kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken }, w, JSON.stringify([before, text, after]));
+          }
+        }
+      }
+    }
+  });
+
   it('reads what describeText reads of generated messages with nested strings full of quotes, backslashes and brackets', () => {
     // A fixed-seed generator: the same messages every run.
     let seed = 15;

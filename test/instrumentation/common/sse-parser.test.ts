@@ -1,31 +1,44 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseParser } from '../../../packages/instrumentation/src/common/sse-parser.js';
+import { SseParser, type SseEvent } from '../../../packages/instrumentation/src/common/sse-parser.js';
 
 const feedAll = (p: SseParser, chunks: string[]) => chunks.flatMap((c) => p.push(c));
+
+/**
+ * The events without where their data lay (frame, dataStart), checked on the way: one data line
+ * is its frame's slice there; two or more give no frame.
+ */
+function plain(evs: readonly SseEvent[]): object[] {
+  return evs.map(({ frame, dataStart, ...rest }) => {
+    if (frame !== undefined) assert.equal(frame.slice(dataStart, dataStart! + rest.data.length), rest.data, 'data is its frame at dataStart');
+    else assert.equal(dataStart, undefined);
+    return rest;
+  });
+}
+const eq = (got: readonly SseEvent[], want: readonly SseEvent[], msg?: string): void => assert.deepEqual(plain(got), plain(want), msg);
 
 describe('SseParser', () => {
   it('parses id, event and multi-line data', () => {
     const evs = new SseParser().push('id: e1\nevent: message\ndata: a\ndata: b\n\n');
-    assert.deepEqual(evs, [{ id: 'e1', event: 'message', data: 'a\nb' }]);
+    eq(evs, [{ id: 'e1', event: 'message', data: 'a\nb' }]);
   });
 
   it('handles CRLF and lone CR line endings', () => {
     const p = new SseParser();
-    assert.deepEqual(p.push('id: e1\r\ndata: x\r\n\r\nid: e2\rdata: y\r\r'), [{ id: 'e1', event: 'message', data: 'x' }]);
+    eq(p.push('id: e1\r\ndata: x\r\n\r\nid: e2\rdata: y\r\r'), [{ id: 'e1', event: 'message', data: 'x' }]);
     // A CR ending the input may be half of a CRLF: the event completes with the next byte.
-    assert.deepEqual(p.push(':'), [{ id: 'e2', event: 'message', data: 'y' }]);
+    eq(p.push(':'), [{ id: 'e2', event: 'message', data: 'y' }]);
   });
 
   it('finds each line end when LF, CR and CRLF lines mix in one buffer', () => {
     // The next CR is looked for once per buffer: LF lines before and after it must still end where they do.
     const text = 'id: a\ndata: 1\n\nid: b\rdata: 2\r\rid: c\r\ndata: 3\n\nid: d\ndata: 4\r\n\r\nid: e\ndata: 5\n\n';
     const want = ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({ id, event: 'message', data: String(i + 1) }));
-    assert.deepEqual(new SseParser().push(text), want);
+    eq(new SseParser().push(text), want);
     for (let size = 1; size < 6; size++) {
       const chunks: string[] = [];
       for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
-      assert.deepEqual(feedAll(new SseParser(), chunks), want, `chunk size ${size}`);
+      eq(feedAll(new SseParser(), chunks), want, `chunk size ${size}`);
     }
   });
 
@@ -36,20 +49,20 @@ describe('SseParser', () => {
     for (let size = 1; size < 8; size++) {
       const chunks: string[] = [];
       for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
-      assert.deepEqual(feedAll(new SseParser(), chunks), whole, `chunk size ${size}`);
+      eq(feedAll(new SseParser(), chunks), whole, `chunk size ${size}`);
     }
     // Split exactly between CR and LF: must not yield an extra blank line (an extra event).
-    assert.deepEqual(feedAll(new SseParser(), ['id: e1\r', '\ndata: x\r', '\n\r', '\n']), [{ id: 'e1', event: 'message', data: 'x' }]);
+    eq(feedAll(new SseParser(), ['id: e1\r', '\ndata: x\r', '\n\r', '\n']), [{ id: 'e1', event: 'message', data: 'x' }]);
   });
 
   it('ignores comments, unknown fields, and ids containing NUL; strips one leading space only', () => {
-    assert.deepEqual(new SseParser().push(':hi\nfoo: bar\nid: a\0b\ndata:  two\n\n'), [{ event: 'message', data: ' two' }]);
+    eq(new SseParser().push(':hi\nfoo: bar\nid: a\0b\ndata:  two\n\n'), [{ event: 'message', data: ' two' }]);
   });
 
   it('skips an event whose data exceeds the bound, and recovers for the next', () => {
     const p = new SseParser(100);
     const evs = p.push(`id: big\ndata: ${'x'.repeat(60)}\ndata: ${'y'.repeat(60)}\n\nid: ok\ndata: small\n\n`);
-    assert.deepEqual(evs, [{ id: 'ok', event: 'message', data: 'small' }]);
+    eq(evs, [{ id: 'ok', event: 'message', data: 'small' }]);
     assert.equal(p.oversized, 1);
   });
 
@@ -58,7 +71,7 @@ describe('SseParser', () => {
     const text = `id: long\ndata: ${data}\r\n\r\nid: after\ndata: 2\n\n`;
     const chunks: string[] = [];
     for (let i = 0; i < text.length; i += 977) chunks.push(text.slice(i, i + 977));
-    assert.deepEqual(feedAll(new SseParser(), chunks), [
+    eq(feedAll(new SseParser(), chunks), [
       { id: 'long', event: 'message', data },
       { id: 'after', event: 'message', data: '2' },
     ]);
@@ -69,7 +82,7 @@ describe('SseParser', () => {
     let out = p.push('id: big\ndata: ');
     for (let i = 0; i < 50; i++) out = out.concat(p.push('z'.repeat(500)));
     out = out.concat(p.push('\n\nid: next\ndata: 1\n\n'));
-    assert.deepEqual(out, [{ id: 'next', event: 'message', data: '1' }]);
+    eq(out, [{ id: 'next', event: 'message', data: '1' }]);
     assert.ok(p.oversized >= 1);
     assert.ok((p as unknown as { buf: string }).buf.length < 1000);
   });
@@ -85,16 +98,27 @@ describe('SseParser', () => {
       'data: w\n\n';
     const withIds = new SseParser().push(text).filter((e) => e.id !== undefined);
     assert.deepEqual(withIds.map((e) => e.id), ['7', '', '9']);
-    assert.deepEqual(new SseParser(undefined, true).push(text), withIds);
+    eq(new SseParser(undefined, true).push(text), withIds);
     const events = text.split(/(?<=\n\n)/);
-    assert.deepEqual(feedAll(new SseParser(undefined, true), events), withIds, 'one event a chunk');
+    eq(feedAll(new SseParser(undefined, true), events), withIds, 'one event a chunk');
     for (let size = 1; size < 12; size++) {
       const chunks: string[] = [];
       for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
-      assert.deepEqual(feedAll(new SseParser(undefined, true), chunks), withIds, `chunk size ${size}`);
+      eq(feedAll(new SseParser(undefined, true), chunks), withIds, `chunk size ${size}`);
     }
     // An event type left over from a chunk cut mid-event does not leak into the next event.
     const p = new SseParser(undefined, true);
-    assert.deepEqual([...p.push('event: custom\n'), ...p.push('data: a\n\n'), ...p.push('id: 1\ndata: b\n\n')], [{ id: '1', event: 'message', data: 'b' }]);
+    eq([...p.push('event: custom\n'), ...p.push('data: a\n\n'), ...p.push('id: 1\ndata: b\n\n')], [{ id: '1', event: 'message', data: 'b' }]);
+  });
+
+  it('gives one data line its frame and place, whatever the chunking; two lines none', () => {
+    const text = 'id: a\ndata: {"x":1}\n\nid: b\ndata: l1\ndata: l2\n\nid: c\ndata: \n\n';
+    for (let size = 1; size <= text.length; size++) {
+      const chunks: string[] = [];
+      for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
+      const evs = feedAll(new SseParser(), chunks);
+      assert.deepEqual(evs.map((e) => e.frame !== undefined), [true, false, true], `chunk size ${size}`);
+      plain(evs);
+    }
   });
 });

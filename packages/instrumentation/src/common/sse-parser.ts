@@ -6,6 +6,13 @@ export interface SseEvent {
   event: string;
   /** Data lines joined by `\n`. */
   data: string;
+  /**
+   * One data line: the flat text it was cut from, `data` being `frame.slice(dataStart, dataStart +
+   * data.length)`, so that a reader can read it in place (a slice is a view whose every char read
+   * goes through it). Undefined for two data lines or more.
+   */
+  frame?: string;
+  dataStart?: number;
 }
 
 /** What push returns when nothing completed; never mutated. */
@@ -31,6 +38,9 @@ export class SseParser {
    * no join per event), and how many there were (an empty line still counts).
    */
   private data = '';
+  /** The text the first data line was cut from, and where (see SseEvent.frame). */
+  private dataFrame: string | undefined = undefined;
+  private dataStart = 0;
   private dataLines = 0;
   private dataChars = 0;
   private skipping = false;
@@ -134,6 +144,7 @@ export class SseParser {
     this.skipping = true;
     this.oversized++;
     this.data = '';
+    this.dataFrame = undefined;
     this.dataLines = 0;
     this.dataChars = 0;
   }
@@ -147,7 +158,9 @@ export class SseParser {
     const buf = this.buf;
     if (start === end) {
       if (!this.skipping && (this.id !== undefined || (this.dataLines > 0 && !this.idsOnly))) {
-        const ev: SseEvent = { event: this.event || 'message', data: this.data };
+        // Every field set in one literal: one hidden class for every event.
+        const one = this.dataLines === 1;
+        const ev: SseEvent = { event: this.event || 'message', data: this.data, frame: one ? this.dataFrame : undefined, dataStart: one ? this.dataStart : undefined };
         if (this.id !== undefined) ev.id = this.id;
         if (out === undefined) out = [ev];
         else out.push(ev);
@@ -155,6 +168,7 @@ export class SseParser {
       this.id = undefined;
       this.event = '';
       this.data = '';
+      this.dataFrame = undefined;
       this.dataLines = 0;
       this.dataChars = 0;
       this.skipping = false;
@@ -173,7 +187,13 @@ export class SseParser {
         return out;
       }
       const value = buf.slice(valueStart, end);
-      this.data = this.dataLines++ === 0 ? value : `${this.data}\n${value}`;
+      if (this.dataLines++ === 0) {
+        this.data = value;
+        this.dataFrame = buf;
+        this.dataStart = valueStart;
+      } else {
+        this.data = `${this.data}\n${value}`;
+      }
     } else if (fieldChars === 2 && buf.startsWith('id', start)) {
       const value = buf.slice(valueStart, end);
       if (!value.includes('\0')) this.id = value;
