@@ -40,7 +40,8 @@ import {
   SPAN_SSE_EVENT,
 } from '@forkwatch/instrumentation/semconv';
 import type { EngineOptions } from './engine-options.js';
-import type { EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
+import type { CreatedFact, EndedFact, EventFact, RequestFact, SessionState, SpanFact } from './session-state.js';
+import { ownCounts } from './session-state.js';
 
 function str(a: Record<string, AttrValue>, k: string): string | undefined {
   const v = a[k];
@@ -156,7 +157,10 @@ export function recordSpan(
     case SPAN_SESSION_CREATED: {
       if (inc === undefined) return notKept(res);
       if (hasSpan(s.created, spanId)) return res;
-      s.created.push({
+      // A session's first created (and ended) fact goes into a one-element list of its own: a
+      // push onto an empty `[]` gives it room for 16, ~130 bytes that a healthy session (one of
+      // each in its whole life) never uses and holds until it is compacted.
+      const c: CreatedFact = {
         traceId,
         spanId,
         side,
@@ -168,14 +172,16 @@ export function recordSpan(
         createdBy: str(a, ATTR_SESSION_CREATED_BY) ?? 'unknown',
         clientSuppliedId: bool(a, ATTR_SESSION_CLIENT_SUPPLIED_ID),
         lastEventId: str(a, ATTR_RESUME_LAST_EVENT_ID),
-      });
+      };
+      if (s.created.length === 0) s.created = [c];
+      else s.created.push(c);
       trimIncarnations(s, opts);
       return res;
     }
     case SPAN_SESSION_ENDED: {
       if (inc === undefined) return notKept(res);
       if (hasSpan(s.ended, spanId)) return res;
-      s.ended.push({
+      const e: EndedFact = {
         traceId,
         spanId,
         side,
@@ -185,7 +191,9 @@ export function recordSpan(
         inc,
         reason: str(a, ATTR_SESSION_END_REASON) ?? 'unknown',
         eventsEvicted: num(a, ATTR_SESSION_EVENTS_EVICTED),
-      });
+      };
+      if (s.ended.length === 0) s.ended = [e];
+      else s.ended.push(e);
       if (s.ended.length > opts.maxIncarnationsPerSession) s.ended.shift();
       return res;
     }
@@ -321,14 +329,16 @@ function addEvent(s: SessionState, ev: EventFact, opts: EngineOptions, res: Reco
   s.events.push(ev);
   res.eventsAdded++;
   const bucket = bucketOf(ev.side, ev.inc);
-  const n = (s.eventCounts[bucket] ?? 0) + 1;
-  s.eventCounts[bucket] = n;
+  const counts = (s.eventCounts = ownCounts(s.eventCounts));
+  const n = (counts[bucket] ?? 0) + 1;
+  counts[bucket] = n;
   if (n <= opts.maxEventsPerIncarnation) return;
-  s.eventCounts[bucket] = n - 1;
+  counts[bucket] = n - 1;
   const idx = s.events.findIndex((o) => o.side === ev.side && (o.inc ?? '') === (ev.inc ?? ''));
   const [gone] = s.events.splice(idx, 1);
   res.eventsAdded--;
-  s.droppedEvents[bucket] = (s.droppedEvents[bucket] ?? 0) + 1;
+  const dropped = (s.droppedEvents = ownCounts(s.droppedEvents));
+  dropped[bucket] = (dropped[bucket] ?? 0) + 1;
   res.eventsDropped++;
   if (gone !== undefined && gone.side === 'client') rememberClientEvent(s, gone);
 }

@@ -1,6 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SessionStateChange, SessionStateData, StoredSessionState } from './store.js';
 
+/** Rows per multi-row INSERT, largest first; every count is made of these (the last is 1). */
+const INSERT_SIZES = [64, 16, 4, 1] as const;
+const INSERT_COLUMNS = 4;
+
 /**
  * The `session_state` rows (schema 2) and their logs (`session_log`, schema 3): one row per session key, addressed by an integer id
  * this class hands out and remembers (key -> id, loaded at open). A commit appends new sessions
@@ -15,7 +19,10 @@ export class SessionStateRows {
   private readonly dataVersion: BetterSqlite3.Statement<[], number>;
   /** data_version when the map was last known to match the table. */
   private version: number;
-  private readonly insert: BetterSqlite3.Statement<[string, number, SessionStateData]>;
+  private readonly db: BetterSqlite3.Database;
+  /** Multi-row inserts with explicit ids, by rows per statement ({@link INSERT_SIZES}), prepared when first used. */
+  private readonly inserts = new Map<number, BetterSqlite3.Statement<unknown[]>>();
+  private readonly maxId: BetterSqlite3.Statement<[], number | null>;
   private readonly update: BetterSqlite3.Statement<[number, SessionStateData, number]>;
   private readonly remove: BetterSqlite3.Statement<[number]>;
   private readonly getOne: BetterSqlite3.Statement<[number], { state: SessionStateData }>;
@@ -27,7 +34,8 @@ export class SessionStateRows {
   private readonly getAllLogs: BetterSqlite3.Statement<[], { sid: number; chunk: Uint8Array }>;
 
   constructor(db: BetterSqlite3.Database) {
-    this.insert = db.prepare('INSERT INTO session_state (key, updated_ms, state) VALUES (?, ?, ?)');
+    this.db = db;
+    this.maxId = db.prepare<[], number | null>('SELECT max(id) FROM session_state').pluck();
     this.update = db.prepare('UPDATE session_state SET updated_ms = ?, state = ? WHERE id = ?');
     this.remove = db.prepare('DELETE FROM session_state WHERE id = ?');
     this.getOne = db.prepare('SELECT state FROM session_state WHERE id = ?');
@@ -56,8 +64,16 @@ export class SessionStateRows {
   write(changes: SessionStateChange[], stampMs: number): Map<string, number | undefined> {
     this.syncWithOtherWriters();
     const made = new Map<string, number | undefined>();
+    // New sessions (most of a commit's states under a stream of new sessions) are inserted a
+    // batch at a time, one statement per INSERT_SIZES rows, their ids given here: a statement
+    // per row was most of SQLite's CPU. The ids are what SQLite would give (max + 1 onward, in
+    // order); the caller's transaction holds the write lock, so no other writer takes them.
+    const batch: unknown[] = [];
+    let nextId = 0;
     for (const c of changes) {
       let id = made.has(c.key) ? made.get(c.key) : this.ids.get(c.key);
+      // A key inserted earlier in this call (listed twice): its row must exist before it changes.
+      if (batch.length > 0 && made.has(c.key)) this.insertRows(batch);
       if (c.state === null) {
         if (id !== undefined) {
           this.remove.run(id);
@@ -70,7 +86,9 @@ export class SessionStateRows {
           this.update.run(stampMs, c.state, id);
           this.dropLog.run(id);
         } else {
-          id = Number(this.insert.run(c.key, stampMs, c.state).lastInsertRowid);
+          if (nextId === 0) nextId = (this.maxId.get() ?? 0) + 1;
+          id = nextId++;
+          batch.push(id, c.key, stampMs, c.state);
           made.set(c.key, id);
         }
       }
@@ -80,7 +98,24 @@ export class SessionStateRows {
       // detectors on one file) gets here; the session's next whole state heals it.
       if (id !== undefined) for (const chunk of c.log) this.appendLog.run(id, stampMs, chunk);
     }
+    if (batch.length > 0) this.insertRows(batch);
     return made;
+  }
+
+  /** Inserts the rows of `batch` (id, key, updated_ms, state each), in order, and empties it. */
+  private insertRows(batch: unknown[]): void {
+    let at = 0;
+    for (const size of INSERT_SIZES) {
+      const n = size * INSERT_COLUMNS;
+      if (batch.length - at < n) continue;
+      let stmt = this.inserts.get(size);
+      if (stmt === undefined) {
+        stmt = this.db.prepare<unknown[]>(`INSERT INTO session_state (id, key, updated_ms, state) VALUES ${new Array<string>(size).fill('(?, ?, ?, ?)').join(', ')}`);
+        this.inserts.set(size, stmt);
+      }
+      for (; batch.length - at >= n; at += n) stmt.run(at === 0 && batch.length === n ? batch : batch.slice(at, at + n));
+    }
+    batch.length = 0;
   }
 
   /** Records what a committed {@link write} did. */

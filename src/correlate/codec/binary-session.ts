@@ -77,8 +77,8 @@ export function decodeBinarySession(bytes: Uint8Array): SessionState {
     const q = readRequest(r, cur);
     s.requests.set(q.requestId, q);
   }
-  readCounts(r, s.eventCounts);
-  readCounts(r, s.droppedEvents);
+  s.eventCounts = readCounts(r, s.eventCounts);
+  s.droppedEvents = readCounts(r, s.droppedEvents);
   readKnown(r, s.knownIncarnations);
   if (flags & S_EMITTED) s.emitted = readEmitted(r);
   if (!r.done()) throw new TypeError('trailing bytes after session state');

@@ -7,6 +7,7 @@ import {
 import type { ByteReader } from '../byte-reader.js';
 import type { ByteWriter } from '../byte-writer.js';
 import type { ClientBaseline, RequestFact, ResumeFact } from '../session-state.js';
+import { ownCounts } from '../session-state.js';
 import { RS_ANSWERED_KEY, RS_COUNTED, RS_COUNTED_TRUE, RS_FOUND, RS_FOUND_TRUE, RS_GUARDED, RS_GUARDED_TRUE, RS_INC, RS_OUTCOME, RS_PREVIOUS_INC, RS_STATUS, R_INC, R_METHOD, R_RECEIVED, R_SENT, R_SENT_INC, R_SETTLED, R_TOKEN, R_TOOL } from './format.js';
 import { type Cursor, readFact, spanFact, writeFact } from './span-fact-record.js';
 
@@ -144,8 +145,12 @@ export function writeCounts(w: ByteWriter, counts: Record<string, number>): void
   }
 }
 
-export function readCounts(r: ByteReader, out: Record<string, number>): void {
-  for (let n = r.varuint(); n > 0; n--) setOwn(out, r.str(), r.num());
+/** Reads counts into `out` (made its own first when it is the shared empty one: see NO_COUNTS) and returns it. */
+export function readCounts(r: ByteReader, out: Record<string, number>): Record<string, number> {
+  let n = r.varuint();
+  if (n > 0) out = ownCounts(out);
+  for (; n > 0; n--) setOwn(out, r.str(), r.num());
+  return out;
 }
 
 /** A hostile `__proto__` key becomes an own property rather than the object's prototype. */

@@ -1,6 +1,7 @@
 import { ByteReader } from '../byte-reader.js';
 import type { ByteWriter } from '../byte-writer.js';
 import type { EventFact, RequestFact, SessionState } from '../session-state.js';
+import { NO_COUNTS, ownCounts } from '../session-state.js';
 import { hasKeys, readCounts, readRequest, setOwn, writeCounts, writeRequest } from './fact-records.js';
 import { readEmitted, readEvents, writeEvents } from './binary-session.js';
 import { BINARY_DELTA_FORMAT, D_CREATED, D_EMITTED, D_ENDED, D_GUARD_FORKS, D_KNOWN, D_RESUMES } from './format.js';
@@ -21,58 +22,67 @@ import {
 } from './list-records.js';
 import type { Cursor } from './span-fact-record.js';
 
-/** A list as it was when last written: changed when its length or either end differs. */
-export interface ListMark {
-  n: number;
-  first: object | undefined;
-  last: object | undefined;
-}
-
 /**
  * What a session's state was when it was last written (full or delta), as far as the next delta
  * needs it, and what the engine changed since that a look at the state cannot tell. Events and
  * the short lists only ever change as the engine changes them: appended at the end, the oldest
- * dropped. Requests are also completed in place: the engine lists each request a span added or
- * completed ({@link DeltaMark.added}, {@link DeltaMark.completed}). Resumes and emitted findings
- * change when a decision is reported, which the engine tells ({@link DeltaMark.analysed}).
+ * dropped; a list counts as changed when its length or either end differs. Requests are also
+ * completed in place: the engine lists each request a span added or completed
+ * ({@link DeltaMark.added}, {@link DeltaMark.completed}). Resumes and emitted findings change when
+ * a decision is reported, which the engine tells ({@link DeltaMark.analysed}).
+ *
+ * Flat, one object per session: every written session keeps its mark for as long as it is
+ * tracked, and a healthy session is written once, so nested list marks and two empty arrays per
+ * mark were a fifth of its heap and objects the young generation's scavenges copied.
  */
 export interface DeltaMark {
   /** s.events.length and its last event. */
   events: number;
   lastEvent: EventFact | undefined;
-  created: ListMark;
-  ended: ListMark;
-  resumes: ListMark;
-  guardForks: ListMark;
-  /** Requests added since, in the order they were added. */
-  added: RequestFact[];
-  /** Requests that were there before and were completed since (duplicates allowed). */
-  completed: RequestFact[];
+  createdN: number;
+  createdFirst: object | undefined;
+  createdLast: object | undefined;
+  endedN: number;
+  endedFirst: object | undefined;
+  endedLast: object | undefined;
+  resumesN: number;
+  resumesFirst: object | undefined;
+  resumesLast: object | undefined;
+  guardForksN: number;
+  guardForksFirst: object | undefined;
+  guardForksLast: object | undefined;
+  /** Requests added since, in the order they were added (undefined: none). */
+  added: RequestFact[] | undefined;
+  /** Requests that were there before and were completed since (duplicates allowed; undefined: none). */
+  completed: RequestFact[] | undefined;
   /** A decision was reported (or an orphan resolved) since: resumes and emitted may have changed. */
   analysed: boolean;
 }
 
-/** The mark of `s` as it is now. */
-export function markOf(s: SessionState): DeltaMark {
-  return {
-    events: s.events.length,
-    lastEvent: s.events[s.events.length - 1],
-    created: listMark(s.created),
-    ended: listMark(s.ended),
-    resumes: listMark(s.resumes),
-    guardForks: listMark(s.guardForks),
-    added: [],
-    completed: [],
-    analysed: false,
-  };
+/** Sets `m` to `s` as it is now, field by field (one shape for every mark). */
+export function setMark(m: DeltaMark, s: SessionState): void {
+  const { created, ended, resumes, guardForks } = s;
+  m.events = s.events.length;
+  m.lastEvent = s.events[s.events.length - 1];
+  m.createdN = created.length;
+  m.createdFirst = created[0];
+  m.createdLast = created[created.length - 1];
+  m.endedN = ended.length;
+  m.endedFirst = ended[0];
+  m.endedLast = ended[ended.length - 1];
+  m.resumesN = resumes.length;
+  m.resumesFirst = resumes[0];
+  m.resumesLast = resumes[resumes.length - 1];
+  m.guardForksN = guardForks.length;
+  m.guardForksFirst = guardForks[0];
+  m.guardForksLast = guardForks[guardForks.length - 1];
+  m.added = undefined;
+  m.completed = undefined;
+  m.analysed = false;
 }
 
-function listMark(list: readonly object[]): ListMark {
-  return { n: list.length, first: list[0], last: list[list.length - 1] };
-}
-
-function listChanged(list: readonly object[], m: ListMark): boolean {
-  return list.length !== m.n || list[0] !== m.first || list[list.length - 1] !== m.last;
+function listChanged(list: readonly object[], n: number, first: object | undefined, last: object | undefined): boolean {
+  return list.length !== n || list[0] !== first || list[list.length - 1] !== last;
 }
 
 /**
@@ -97,10 +107,10 @@ export function encodeSessionDelta(w: ByteWriter, s: SessionState, mark: DeltaMa
   w.u8(headFlags(s));
   writeHeadFields(w, s);
   let parts = 0;
-  if (listChanged(s.created, mark.created)) parts |= D_CREATED | D_KNOWN; // a created fact trimmed away moves to knownIncarnations
-  if (listChanged(s.ended, mark.ended)) parts |= D_ENDED;
-  if (mark.analysed || listChanged(s.resumes, mark.resumes)) parts |= D_RESUMES;
-  if (listChanged(s.guardForks, mark.guardForks)) parts |= D_GUARD_FORKS;
+  if (listChanged(s.created, mark.createdN, mark.createdFirst, mark.createdLast)) parts |= D_CREATED | D_KNOWN; // a created fact trimmed away moves to knownIncarnations
+  if (listChanged(s.ended, mark.endedN, mark.endedFirst, mark.endedLast)) parts |= D_ENDED;
+  if (mark.analysed || listChanged(s.resumes, mark.resumesN, mark.resumesFirst, mark.resumesLast)) parts |= D_RESUMES;
+  if (listChanged(s.guardForks, mark.guardForksN, mark.guardForksFirst, mark.guardForksLast)) parts |= D_GUARD_FORKS;
   if (mark.analysed && hasKeys(s.emitted)) parts |= D_EMITTED;
   w.u8(parts);
   const cur: Cursor = { ingestMs: Number.NaN };
@@ -116,15 +126,7 @@ export function encodeSessionDelta(w: ByteWriter, s: SessionState, mark: DeltaMa
   writeEvents(w, ev, kept, kept > 0 ? ev[kept - 1] : undefined, cur);
   writeRequests(w, s, mark, cur);
   if (parts & D_EMITTED) w.str(JSON.stringify(s.emitted));
-  mark.events = ev.length;
-  mark.lastEvent = ev[ev.length - 1];
-  mark.created = listMark(s.created);
-  mark.ended = listMark(s.ended);
-  mark.resumes = listMark(s.resumes);
-  mark.guardForks = listMark(s.guardForks);
-  mark.added = [];
-  mark.completed = [];
-  mark.analysed = false;
+  setMark(mark, s);
   return w.end();
 }
 
@@ -137,10 +139,11 @@ function writeRequests(w: ByteWriter, s: SessionState, mark: DeltaMark, cur: Cur
   w.varuint(s.requests.size);
   const at = w.reserveU32();
   let n = 0;
-  if (mark.completed.length > 0) {
+  const { added, completed } = mark;
+  if (completed !== undefined) {
     // Each once, and not when added since too (written below).
-    const seen = new Set<RequestFact>(mark.added);
-    for (const r of mark.completed) {
+    const seen = new Set<RequestFact>(added);
+    for (const r of completed) {
       if (seen.has(r) || s.requests.get(r.requestId) !== r) continue;
       seen.add(r);
       w.u8(0);
@@ -148,10 +151,12 @@ function writeRequests(w: ByteWriter, s: SessionState, mark: DeltaMark, cur: Cur
       n++;
     }
   }
-  for (const r of mark.added) {
-    w.u8(1);
-    writeRequest(w, r, cur);
-    n++;
+  if (added !== undefined) {
+    for (const r of added) {
+      w.u8(1);
+      writeRequest(w, r, cur);
+      n++;
+    }
   }
   w.patchU32(at, n);
 }
@@ -182,11 +187,12 @@ export function applySessionDelta(s: SessionState, bytes: Uint8Array): void {
   readEvents(r, tail, s.events[s.events.length - 1], cur);
   if (dropped > 0) s.events = dropOldest(s.events, tail, counts, dropped);
   for (const e of tail) s.events.push(e);
-  // Counts are written into the records the state already has: eventCounts is kept in
-  // dictionary mode for the hot path (session-state.ts keyedRecord).
+  // Counts are written into the record the state already has: eventCounts is kept in
+  // dictionary mode for the hot path (session-state.ts keyedRecord); none stays the shared empty one.
+  if (hasKeys(counts)) s.eventCounts = ownCounts(s.eventCounts);
   for (const k in s.eventCounts) delete s.eventCounts[k];
   for (const k in counts) setOwn(s.eventCounts, k, counts[k]!);
-  s.droppedEvents = droppedCounts;
+  s.droppedEvents = hasKeys(droppedCounts) ? droppedCounts : NO_COUNTS;
   const size = r.varuint();
   for (let n = r.u32(); n > 0; n--) {
     const added = r.u8() === 1;

@@ -1,7 +1,7 @@
 import type { ByteWriter } from '../byte-writer.js';
 import type { RequestFact, SessionState } from '../session-state.js';
 import { encodeBinarySession } from './binary-session.js';
-import { type DeltaMark, applySessionDelta, encodeSessionDelta, markOf } from './session-delta.js';
+import { type DeltaMark, applySessionDelta, encodeSessionDelta, setMark } from './session-delta.js';
 
 /** Deltas a session's log holds at most; the next write is then the whole state. */
 export const MAX_LOG_CHUNKS = 64;
@@ -50,7 +50,9 @@ export class StateJournal {
   /** A span added request `r` to `s` (`added`) or completed it: the next delta carries it. */
   request(s: SessionState, r: RequestFact, added: boolean): void {
     const m = this.marks.get(s);
-    if (m !== undefined) (added ? m.added : m.completed).push(r);
+    if (m === undefined) return;
+    if (added) (m.added ??= []).push(r);
+    else (m.completed ??= []).push(r);
   }
 
   /** A decision was reported on `s`, or one of its orphans resolved: its resumes and emitted findings may have changed. */
@@ -75,39 +77,39 @@ export class StateJournal {
   }
 }
 
-// Marks are built and reset field by field: a spread of markOf's result per whole write was the
+// Marks are built and reset field by field: a spread of the mark's fields per whole write was the
 // costliest line of encoding in a profile of the wire benchmark's payloads (each session's first
 // save is whole), and gave the marks no stable shape.
 function newMark(s: SessionState, generation: number, baseBytes: number, logBytes: number, chunks: number): JournalMark {
-  const d = markOf(s);
-  return {
-    events: d.events,
-    lastEvent: d.lastEvent,
-    created: d.created,
-    ended: d.ended,
-    resumes: d.resumes,
-    guardForks: d.guardForks,
-    added: d.added,
-    completed: d.completed,
-    analysed: d.analysed,
+  const m: JournalMark = {
+    events: 0,
+    lastEvent: undefined,
+    createdN: 0,
+    createdFirst: undefined,
+    createdLast: undefined,
+    endedN: 0,
+    endedFirst: undefined,
+    endedLast: undefined,
+    resumesN: 0,
+    resumesFirst: undefined,
+    resumesLast: undefined,
+    guardForksN: 0,
+    guardForksFirst: undefined,
+    guardForksLast: undefined,
+    added: undefined,
+    completed: undefined,
+    analysed: false,
     generation,
     baseBytes,
     logBytes,
     chunks,
   };
+  setMark(m, s);
+  return m;
 }
 
 function resetMark(m: JournalMark, s: SessionState, generation: number, baseBytes: number, logBytes: number, chunks: number): void {
-  const d = markOf(s);
-  m.events = d.events;
-  m.lastEvent = d.lastEvent;
-  m.created = d.created;
-  m.ended = d.ended;
-  m.resumes = d.resumes;
-  m.guardForks = d.guardForks;
-  m.added = d.added;
-  m.completed = d.completed;
-  m.analysed = d.analysed;
+  setMark(m, s);
   m.generation = generation;
   m.baseBytes = baseBytes;
   m.logBytes = logBytes;

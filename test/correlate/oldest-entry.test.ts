@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OldestEntry } from '../../src/correlate/oldest-entry.js';
+
+/** The oldest entry by a walk from the start, as the engine found it before OldestEntry. */
+function walked<V>(m: Map<string, V>, skip: string): [string, V] | undefined {
+  for (const e of m) if (e[0] !== skip) return e;
+  return undefined;
+}
+
+// The engine's use: entries added at the back, re-inserted (delete + set) when touched, evicted
+// from the front, deleted anywhere, the map emptied and refilled; `skip` the entry being written.
+test('OldestEntry gives what a walk from the start gives, through adds, re-inserts, evictions and deletes', () => {
+  let seed = 42;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const m = new Map<string, number>();
+  const oldest = new OldestEntry(m);
+  const del = (k: string): void => {
+    m.delete(k);
+    oldest.deleted(k);
+  };
+  let next = 0;
+  let checks = 0;
+  for (let step = 0; step < 20_000; step++) {
+    const keys = [...m.keys()];
+    const op = rnd(10);
+    if (op < 4 || keys.length === 0) m.set(`k${next++}`, step);
+    else if (op < 6) {
+      const k = keys[rnd(keys.length)]!;
+      del(k);
+      m.set(k, step);
+    } else if (op < 8) {
+      const f = oldest.first('');
+      if (f !== undefined) del(f[0]);
+    } else if (op < 9) del(keys[rnd(keys.length)]!);
+    else if (rnd(50) === 0) for (const k of keys) del(k);
+    const skip = keys.length > 0 && rnd(4) === 0 ? keys[keys.length - 1]! : '';
+    assert.deepEqual(oldest.first(skip), walked(m, skip), `step ${step}`);
+    checks++;
+  }
+  assert.equal(checks, 20_000);
+});
