@@ -15,7 +15,7 @@ import { StatelessTracker } from './stateless/stateless-tracker.js';
 import { usefulWithoutSession } from './useful-without-session.js';
 import { restartsDecisionWindow } from './window-moments.js';
 import { DecisionQueue } from './decision-queue.js';
-import { OldestEntry } from './oldest-entry.js';
+import { OrderedTable } from './oldest-entry.js';
 import type { Clock, DropReason, EngineListener, EngineStats } from './types.js';
 
 /** Prefix of the pseudo session key under which spans without `forkwatch.session.key` are correlated (per trace). */
@@ -28,13 +28,10 @@ export const STATELESS_KEY_PREFIX = '~stateless:';
  */
 export class CorrelationEngine {
   private readonly opts: EngineOptions;
-  /** Sessions with full state, least recently updated first. */
-  private readonly full = new Map<string, SessionState>();
+  /** Sessions with full state, least recently updated first (the oldest found for eviction without a walk: OrderedTable). */
+  private readonly full = new OrderedTable<SessionState>();
   /** Decided idle sessions reduced to summaries, least recently updated first. */
-  private readonly compacted = new Map<string, CompactSession>();
-  /** The oldest entries of `full` and `compacted`, for eviction (see OldestEntry: every delete from either map tells its cursor). */
-  private readonly oldestFull = new OldestEntry(this.full);
-  private readonly oldestCompacted = new OldestEntry(this.compacted);
+  private readonly compacted = new OrderedTable<CompactSession>();
   private readonly pending = new DecisionQueue();
   private readonly dirty = new Set<string>();
   private readonly orphaned = new Map<string, number>();
@@ -245,7 +242,6 @@ export class CorrelationEngine {
       s.lastActivityMs = now;
       // Re-insert: the map stays ordered by last activity, which tick's scans rely on.
       this.full.delete(key);
-      this.oldestFull.deleted(key);
       this.full.set(key, s);
       s.pendingSinceMs ??= now;
       this.pending.add(key, s.pendingSinceMs);
@@ -269,7 +265,6 @@ export class CorrelationEngine {
     if (c !== undefined) {
       // A compacted session woke up: continue from its summary.
       this.compacted.delete(key);
-      this.oldestCompacted.deleted(key);
       if (c.serverService !== undefined) fresh.serverService = c.serverService;
       if (c.clientService !== undefined) fresh.clientService = c.clientService;
       if (c.clientBaseline !== undefined) fresh.clientBaseline = c.clientBaseline;
@@ -284,8 +279,8 @@ export class CorrelationEngine {
 
   private enforceCapacity(keep: string, now: number): void {
     while (this.full.size + this.compacted.size > this.opts.maxSessions) {
-      const f = this.oldestFull.first(keep);
-      const c = this.oldestCompacted.first(keep);
+      const f = this.full.oldest(keep);
+      const c = this.compacted.oldest(keep);
       const victim = f === undefined ? c?.[0] : c === undefined ? f[0] : c[1].lastActivityMs <= f[1].lastActivityMs ? c[0] : f[0];
       if (victim === undefined) return;
       this.remove(victim, 'session_capacity', now);
@@ -295,7 +290,7 @@ export class CorrelationEngine {
   /** Evicts the least recently updated sessions (never `keep`, the one being written) until the events held fit. */
   private enforceEventCapacity(keep: string, now: number): void {
     while (this.eventCount > this.opts.maxTrackedEvents) {
-      const f = this.oldestFull.first(keep);
+      const f = this.full.oldest(keep);
       if (f === undefined) return;
       this.remove(f[0], 'event_capacity', now);
     }
@@ -333,9 +328,7 @@ export class CorrelationEngine {
     }
     this.pendingRequestCount -= this.compacted.get(key)?.requests?.length ?? 0;
     this.full.delete(key);
-    this.oldestFull.deleted(key);
     this.compacted.delete(key);
-    this.oldestCompacted.deleted(key);
     this.pending.delete(key);
   }
 

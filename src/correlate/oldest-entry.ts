@@ -44,3 +44,23 @@ export class OldestEntry<V> {
     if (this.head === key) this.head = undefined;
   }
 }
+
+/**
+ * An insertion-ordered Map (a table kept least recently updated first, a re-insert being a delete
+ * and a set) that finds its oldest entry with an {@link OldestEntry}: its own `delete` tells the
+ * cursor, so no owner has to remember to.
+ */
+export class OrderedTable<V> extends Map<string, V> {
+  // Undefined while Map's constructor runs (it adds nothing here, deletes nothing).
+  private readonly cursor: OldestEntry<V> | undefined = new OldestEntry<V>(this);
+
+  override delete(key: string): boolean {
+    this.cursor?.deleted(key);
+    return super.delete(key);
+  }
+
+  /** The oldest entry whose key is not `skip` (see {@link OldestEntry.first}). */
+  oldest(skip: string): [string, V] | undefined {
+    return this.cursor!.first(skip);
+  }
+}

@@ -5,7 +5,6 @@ import {
   HEADER_SESSION_ID,
   HEADER_SESSION_INCARNATION,
   SseParser,
-  describeText,
   epochNow,
   resumeOutcome,
   writeJsonRpcError,
@@ -21,6 +20,7 @@ import { passInitialize } from './pass-initialize.js';
 import { passPlain } from './pass-plain.js';
 import type { EventOrigin } from './event-history.js';
 import { payloadPrint } from './payload-print.js';
+import { RequestBody } from './request-body.js';
 import type { PendingResume, ProxySession } from './session-table.js';
 import { probeAfterOutage } from './outage-probe.js';
 import { probeSession } from './resume-probe.js';
@@ -30,6 +30,8 @@ import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-conte
 
 /** What an event without data describes. */
 const NO_INFO: JsonRpcInfo[] = [{ kind: 'none' }];
+/** What a request without a body (not a POST) carries. */
+const NO_BODY: readonly JsonRpcInfo[] = [];
 
 /**
  * The head of an SSE answer goes out with its first chunk, as a bare pipe sends it; alone (a
@@ -82,30 +84,14 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   });
 
   // ---- request body: forwarded as it comes, a bounded copy kept to read JSON-RPC ids ----
-  let copy: Buffer[] | undefined = method === 'POST' ? [] : undefined;
-  let copied = 0;
-  let infos: JsonRpcInfo[] | undefined;
-  let bodyText: string | undefined;
+  const body = method === 'POST' ? new RequestBody(opts.maxParseBytes) : undefined;
+  const bodyInfos = (): readonly JsonRpcInfo[] => body?.infos() ?? NO_BODY;
   const requestKeys: string[] = [];
-  const bodyInfos = (): JsonRpcInfo[] => {
-    if (infos === undefined) {
-      // Most bodies come in one chunk: decoded as it is, not copied into a new Buffer first.
-      bodyText = copy === undefined ? undefined : (copy.length === 1 ? copy[0]! : Buffer.concat(copy)).toString('utf8');
-      infos = bodyText === undefined ? [] : describeText(bodyText, opts.maxParseBytes);
-    }
-    copy = undefined;
-    return infos;
-  };
-  if (copy !== undefined) {
-    req.on('data', (c: Buffer) => {
-      if (copy === undefined) return;
-      copied += c.length;
-      if (copied > opts.maxParseBytes) copy = undefined;
-      else copy.push(c);
-    });
+  if (body !== undefined) {
+    req.on('data', (c: Buffer) => body.push(c));
     // The client gave up on requests its cancels name, whatever the upstream answers (a 502 while
     // the server is down included): those whose stream ended unanswered are settled.
-    if (presented !== undefined) req.once('end', () => ctx.requests.cancelled(presented, cancelledRequests(bodyInfos(), bodyText)));
+    if (presented !== undefined) req.once('end', () => ctx.requests.cancelled(presented, cancelledRequests(body.infos(), body.text)));
   }
   req.pipe(upstream);
 
@@ -214,7 +200,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     if (ok) {
       for (const info of bodyInfos()) {
         if (info.kind !== 'request') continue;
-        const k = ctx.requests.add(s, sid, info, pv, arrivedAt, scope !== undefined ? bodyText : undefined, scope);
+        const k = ctx.requests.add(s, sid, info, pv, arrivedAt, scope !== undefined ? body?.text : undefined, scope);
         if (k !== undefined) requestKeys.push(k);
       }
     }
@@ -302,10 +288,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
-      const log = s.log;
-      const replayed = log.add(ev.id, print);
+      const replayed = s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
-      ctx.history.record(s, sid, log.id, ev.data, infos[0] ?? NO_INFO[0]!, log, replayed, origin, at);
+      ctx.history.record(s, sid, s.log.id, ev.data, infos[0] ?? NO_INFO[0]!, s.log, replayed, origin, at);
       if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {

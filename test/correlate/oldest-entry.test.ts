@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OldestEntry } from '../../src/correlate/oldest-entry.js';
+import { OldestEntry, OrderedTable } from '../../src/correlate/oldest-entry.js';
 
 /** The oldest entry by a walk from the start, as the engine found it before OldestEntry. */
 function walked<V>(m: Map<string, V>, skip: string): [string, V] | undefined {
@@ -42,4 +42,20 @@ test('OldestEntry gives what a walk from the start gives, through adds, re-inser
     checks++;
   }
   assert.equal(checks, 20_000);
+});
+
+test('an OrderedTable tells its own cursor of every delete: a re-inserted entry is no longer the oldest', () => {
+  const t = new OrderedTable<number>();
+  for (const k of ['a', 'b', 'c']) t.set(k, 0);
+  assert.deepEqual(t.oldest('x'), ['a', 0]);
+  t.delete('a');
+  assert.deepEqual(t.oldest('x'), ['b', 0]);
+  // Moved to the back (a delete and a set): the cursor must not keep it as the oldest.
+  t.delete('b');
+  t.set('b', 1);
+  assert.deepEqual(t.oldest('x'), ['c', 0]);
+  assert.deepEqual(t.oldest('c'), ['b', 1], 'the oldest other than the one being written');
+  t.delete('c');
+  t.delete('b');
+  assert.equal(t.oldest('x'), undefined);
 });

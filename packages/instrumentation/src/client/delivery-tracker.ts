@@ -20,7 +20,7 @@ import { digestHex, digestInto, EventRing, type EventSlot } from '../common/even
 import { hashId } from '../common/id-table.js';
 import { parseEventId } from '../common/incarnation.js';
 import { payloadDigest } from '../common/session-key.js';
-import { detach } from '../common/scan-message.js';
+import { detach } from '../common/own-string.js';
 import type { SseEvent } from '../common/sse-parser.js';
 import type { ClientCore } from './client-core.js';
 import { boundedSessionId } from './http-message.js';

@@ -1,4 +1,4 @@
-import { detach } from './scan-message.js';
+import { detach } from './own-string.js';
 import { sha256Bytes } from './session-key.js';
 
 /** Default of `maxBufferedEventsPerSession`: recent events a session keeps for a possible moment. */
