@@ -76,7 +76,9 @@ async function load(name: string, dist: string): Promise<Build> {
         const r = s.log.add(ev.id, print);
         if (stage < 4) continue;
         const flag = typeof r === 'boolean';
-        history.record(s, s.id, flag ? s.log.id : ev.id, ev.data, infos[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at);
+        // The ring keeps a copy of the id: the log's own (9ce489d's log kept one), or this build's.
+        const id = flag ? (s.log.id ?? bb.detach(ev.id)) : ev.id;
+        history.record(s, s.id, id, ev.data, infos[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at);
       }
     }
     return events;

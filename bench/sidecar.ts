@@ -111,12 +111,15 @@ export async function benchSidecar(): Promise<SidecarResult> {
       await startProcess('forkwatch', fwArgs, PROXY_LINE),
       await startProcess('forkwatch --guard', [...fwArgs, '--guard'], PROXY_LINE),
     ];
-    // SIDECAR_COMPARE_CLI: another build's bin.js (say, the last release's dist/cli/bin.js), and/or
-    // SIDECAR_COMPARE_NODE_ARGS: node flags (space-separated), run as a fourth variant without
-    // --guard: a before/after in one run.
-    const other = process.env.SIDECAR_COMPARE_CLI;
+    // SIDECAR_COMPARE_CLI: other builds' bin.js (say, the last release's dist/cli/bin.js; several
+    // comma-separated), and/or SIDECAR_COMPARE_NODE_ARGS: node flags (space-separated), each run as
+    // one more variant without --guard: a before/after in one run.
+    const others = (process.env.SIDECAR_COMPARE_CLI ?? '').split(',').filter((c) => c !== '');
     const otherArgs = process.env.SIDECAR_COMPARE_NODE_ARGS?.split(' ').filter((a) => a !== '') ?? [];
-    if (other || otherArgs.length > 0) proxies.push(await startProcess('compare', [...prof, ...otherArgs, other ?? cli, ...fwArgs.slice(prof.length + 1)], PROXY_LINE));
+    if (others.length === 0 && otherArgs.length > 0) others.push(cli);
+    for (const [i, other] of others.entries()) {
+      proxies.push(await startProcess(others.length === 1 ? 'compare' : `compare ${i + 1}`, [...prof, ...otherArgs, other, ...fwArgs.slice(prof.length + 1)], PROXY_LINE));
+    }
     started.push(...proxies);
     // Idle: listening, nothing served yet, its start-up garbage given a moment to be collected.
     await new Promise((r) => setTimeout(r, 2000));

@@ -53,7 +53,7 @@ export class EventHistory {
    * `info`: what its data describes (the exchange parses each event once, for the answers);
    * `origin`: the incarnation and protocol version it passed in (one object per exchange);
    * `logged`: its place in the session's log (read now, not kept). A buffered record keeps `id`:
-   * pass one detached from the SSE frame (SessionEventLog's `id`).
+   * pass one detached from the SSE frame (own-string.ts `detach`).
    */
   record(
     s: ProxySession | undefined,

@@ -5,6 +5,7 @@ import {
   HEADER_SESSION_ID,
   HEADER_SESSION_INCARNATION,
   SseParser,
+  detach,
   epochNow,
   resumeOutcome,
   writeJsonRpcError,
@@ -290,7 +291,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       }
       const replayed = s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
-      ctx.history.record(s, sid, s.log.id, ev.data, infos[0] ?? NO_INFO[0]!, s.log, replayed, origin, at);
+      ctx.history.record(s, sid, detach(ev.id), ev.data, infos[0] ?? NO_INFO[0]!, s.log, replayed, origin, at);
       if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {

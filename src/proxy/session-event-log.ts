@@ -1,4 +1,5 @@
-import { detach, parseEventId } from './building-blocks.js';
+import { parseEventId } from './building-blocks.js';
+import { idHash, idHashHi } from './id-hash.js';
 
 /** Where an event's sequence came from (`forkwatch.sse.event.seq.source`). */
 export type SeqSource = 'server' | 'counter' | 'observed';
@@ -19,32 +20,36 @@ export interface LoggedEvent extends EventSequence {
 
 const SOURCES: readonly SeqSource[] = ['server', 'counter', 'observed'];
 const OBSERVED = 2;
+/** Places a log starts with; it doubles up to its bound as ids come (most sessions send few). */
+const INITIAL_PLACES = 16;
 
 /**
  * The event ids one incarnation of a session sent through the proxy, bounded: past `max` the
  * oldest are forgotten (then "not seen" means "unknown", as `EventIdTracker` says).
  *
- * The order of arrival is kept in a ring of the ids beside the map: the oldest was found by
- * `ids.keys().next()`, which walks over every entry deleted since the map last rehashed (V8's
- * ordered hash tables leave holes at the front), up to `max` of them per event once the log is
- * full. Ids are kept detached from the SSE frame they were cut from: a view would keep the whole
- * frame alive for as long as the id is remembered.
- *
- * What is known of each id sits in number arrays beside the ring, the map giving its place: an
- * object per id outlived the young generation (the log keeps `max` of them), so every event cost
- * a copy or two in the scavenger and a promotion. `add` returns nothing to allocate either; read
- * {@link id}, {@link seq} and {@link source} after it (`npm run bench -- proxy-events`).
+ * Nothing here is a string or an object per id: an id is known by its 64-bit hash (id-hash.ts),
+ * and what is known of it sits in typed arrays, its place in arrival order, found through an
+ * open-addressing index. A log of strings in a Map kept a young copy of every id in an old
+ * structure, the scavenger's work on every event (the copy promoted, then collected with the
+ * old generation), and hashed and rehashed it in the Map: measured as deployed, that was the
+ * largest share of the sidecar's CPU per event (bench/RESULTS.md, `npm run bench -- sidecar`).
+ * Two different ids share a hash with probability 2^-64 (docs/proxy.md).
  */
 export class SessionEventLog implements EventSequence {
-  /** Id -> its place in the ring. */
-  private readonly ids = new Map<string, number>();
-  /** Ids in arrival order: `order[next]` is the oldest once the ring is full. */
-  private readonly order: string[] = [];
-  private readonly seqs: number[] = [];
-  private readonly prints: number[] = [];
+  /** Ids kept at most (at least one). */
+  private readonly max: number;
+  private lo: Int32Array;
+  private hi: Int32Array;
+  private seqs: Float64Array;
+  private prints: Float64Array;
   /** Index in SOURCES. */
-  private readonly sources: number[] = [];
+  private sources: Uint8Array;
+  /** Places in use (< max: the next id takes place `count`; = max: it takes `next`, the oldest). */
+  private count = 0;
   private next = 0;
+  /** Open addressing, linear probing: place + 1, 0 for empty; twice the places or more. */
+  private index: Int32Array;
+  private mask: number;
   private observed = 0;
   /** Ids forgotten to stay within the bound. */
   evicted = 0;
@@ -54,40 +59,42 @@ export class SessionEventLog implements EventSequence {
   seq = 0;
   /** Where {@link seq} came from. */
   source: SeqSource = 'observed';
-  /** The id the last {@link add} named, detached from its frame (what a record may keep). */
-  id = '';
-
-  /** Ids kept at most (at least one, as the map-only log kept). */
-  private readonly max: number;
 
   constructor(max: number) {
     this.max = Math.max(1, Math.ceil(max));
-  }
-
-  get(id: string): LoggedEvent | undefined {
-    const at = this.ids.get(id);
-    return at === undefined ? undefined : { seq: this.seqs[at]!, source: SOURCES[this.sources[at]!]!, print: this.prints[at]! };
+    const places = Math.min(this.max, INITIAL_PLACES);
+    this.lo = new Int32Array(places);
+    this.hi = new Int32Array(places);
+    this.seqs = new Float64Array(places);
+    this.prints = new Float64Array(places);
+    this.sources = new Uint8Array(places);
+    this.index = new Int32Array(indexSize(places));
+    this.mask = this.index.length - 1;
   }
 
   get size(): number {
-    return this.ids.size;
+    return this.count;
+  }
+
+  get(id: string): LoggedEvent | undefined {
+    const at = this.find(idHash(id), idHashHi());
+    return at < 0 ? undefined : { seq: this.seqs[at]!, source: SOURCES[this.sources[at]!]!, print: this.prints[at]! };
   }
 
   /**
    * Records `id` once; true when it was known already (a replay: the earlier record stands).
-   * Either way {@link id}, {@link seq} and {@link source} then describe the event.
+   * Either way {@link seq} and {@link source} then describe the event.
    */
   add(id: string, print: number): boolean {
-    // Detached first: the copy's hash, computed for the lookup, serves the insert too.
-    const own = detach(id);
-    const known = this.ids.get(own);
-    if (known !== undefined) {
-      this.id = own;
+    const lo = idHash(id);
+    const hi = idHashHi();
+    const known = this.find(lo, hi);
+    if (known >= 0) {
       this.seq = this.seqs[known]!;
       this.source = SOURCES[this.sources[known]!]!;
       return true;
     }
-    const parsed = parseEventId(own);
+    const parsed = parseEventId(id);
     let seq: number;
     let source: number;
     if (parsed.seq !== undefined) {
@@ -99,24 +106,23 @@ export class SessionEventLog implements EventSequence {
       source = OBSERVED;
     }
     let at: number;
-    if (this.order.length < this.max) {
-      at = this.order.length;
-      this.order.push(own);
-      this.seqs.push(seq);
-      this.prints.push(print);
-      this.sources.push(source);
+    if (this.count < this.max) {
+      if (this.count === this.lo.length) this.grow();
+      at = this.count++;
     } else {
       at = this.next;
-      this.ids.delete(this.order[at]!);
+      this.unindex(at);
       this.evicted++;
-      this.order[at] = own;
-      this.seqs[at] = seq;
-      this.prints[at] = print;
-      this.sources[at] = source;
       this.next = at + 1 === this.max ? 0 : at + 1;
     }
-    this.ids.set(own, at);
-    this.id = own;
+    this.lo[at] = lo;
+    this.hi[at] = hi;
+    this.seqs[at] = seq;
+    this.prints[at] = print;
+    this.sources[at] = source;
+    let i = lo & this.mask;
+    while (this.index[i] !== 0) i = (i + 1) & this.mask;
+    this.index[i] = at + 1;
     this.seq = seq;
     this.source = SOURCES[source]!;
     return false;
@@ -124,7 +130,64 @@ export class SessionEventLog implements EventSequence {
 
   /** true: forwarded in this incarnation; false: certainly not; undefined: can't tell (ids forgotten). */
   knows(id: string): boolean | undefined {
-    if (this.ids.has(id)) return true;
+    if (this.find(idHash(id), idHashHi()) >= 0) return true;
     return this.evicted === 0 ? false : undefined;
   }
+
+  /** The place of the id hashed (lo, hi), -1 when not kept. */
+  private find(lo: number, hi: number): number {
+    const index = this.index;
+    const mask = this.mask;
+    for (let i = lo & mask; ; i = (i + 1) & mask) {
+      const e = index[i]!;
+      if (e === 0) return -1;
+      if (this.lo[e - 1] === lo && this.hi[e - 1] === hi) return e - 1;
+    }
+  }
+
+  /** Takes place `at` out of the index, shifting back the entries its removal would strand. */
+  private unindex(at: number): void {
+    const index = this.index;
+    const mask = this.mask;
+    let i = this.lo[at]! & mask;
+    while (index[i] !== at + 1) i = (i + 1) & mask;
+    index[i] = 0;
+    for (let j = (i + 1) & mask; index[j] !== 0; j = (j + 1) & mask) {
+      const home = this.lo[index[j]! - 1]! & mask;
+      // Entry j stays where it is when its home lies cyclically in (i, j]: the hole does not cut its probe.
+      if (i <= j ? i < home && home <= j : i < home || home <= j) continue;
+      index[i] = index[j]!;
+      index[j] = 0;
+      i = j;
+    }
+  }
+
+  /** Doubles the places (up to the bound) and rebuilds the index; only before the log is full. */
+  private grow(): void {
+    const places = Math.min(this.max, this.lo.length * 2);
+    this.lo = copy(new Int32Array(places), this.lo);
+    this.hi = copy(new Int32Array(places), this.hi);
+    this.seqs = copy(new Float64Array(places), this.seqs);
+    this.prints = copy(new Float64Array(places), this.prints);
+    this.sources = copy(new Uint8Array(places), this.sources);
+    this.index = new Int32Array(indexSize(places));
+    this.mask = this.index.length - 1;
+    for (let at = 0; at < this.count; at++) {
+      let i = this.lo[at]! & this.mask;
+      while (this.index[i] !== 0) i = (i + 1) & this.mask;
+      this.index[i] = at + 1;
+    }
+  }
+}
+
+/** The smallest power of two at least twice `places`: the index stays at most half full. */
+function indexSize(places: number): number {
+  let n = 2;
+  while (n < places * 2) n *= 2;
+  return n;
+}
+
+function copy<T extends Int32Array | Float64Array | Uint8Array>(to: T, from: T): T {
+  to.set(from as never);
+  return to;
 }
