@@ -20,8 +20,17 @@ export interface LoggedEvent extends EventSequence {
 
 const SOURCES: readonly SeqSource[] = ['server', 'counter', 'observed'];
 const OBSERVED = 2;
-/** Places a log starts with; it doubles up to its bound as ids come (most sessions send few). */
+/** Places a log takes at its first id; it doubles up to its bound as ids come (most sessions send few). */
 const INITIAL_PLACES = 16;
+/**
+ * What a log without ids holds: shared, never written (the first id grows the log). A log's
+ * arrays cost ~1.8 KB even empty, and many sessions never send an id.
+ */
+const NO_I32 = new Int32Array(0);
+const NO_F64 = new Float64Array(0);
+const NO_U8 = new Uint8Array(0);
+/** An index with nothing in it: every lookup stops at its first entry. */
+const NO_INDEX = new Int32Array(2);
 
 /**
  * The event ids one incarnation of a session sent through the proxy, bounded: past `max` the
@@ -62,14 +71,11 @@ export class SessionEventLog implements EventSequence {
 
   constructor(max: number) {
     this.max = Math.max(1, Math.ceil(max));
-    const places = Math.min(this.max, INITIAL_PLACES);
-    this.lo = new Int32Array(places);
-    this.hi = new Int32Array(places);
-    this.seqs = new Float64Array(places);
-    this.prints = new Float64Array(places);
-    this.sources = new Uint8Array(places);
-    this.index = new Int32Array(indexSize(places));
-    this.mask = this.index.length - 1;
+    this.lo = this.hi = NO_I32;
+    this.seqs = this.prints = NO_F64;
+    this.sources = NO_U8;
+    this.index = NO_INDEX;
+    this.mask = NO_INDEX.length - 1;
   }
 
   get size(): number {
@@ -164,7 +170,7 @@ export class SessionEventLog implements EventSequence {
 
   /** Doubles the places (up to the bound) and rebuilds the index; only before the log is full. */
   private grow(): void {
-    const places = Math.min(this.max, this.lo.length * 2);
+    const places = Math.min(this.max, Math.max(INITIAL_PLACES, this.lo.length * 2));
     this.lo = copy(new Int32Array(places), this.lo);
     this.hi = copy(new Int32Array(places), this.hi);
     this.seqs = copy(new Float64Array(places), this.seqs);

@@ -100,3 +100,18 @@ test('the log answers as a Map of ids in arrival order would, through growth, ev
     }
   }
 });
+
+test('a log without ids holds no arrays of its own: the first id gives it some', () => {
+  const a = new SessionEventLog(1024);
+  const b = new SessionEventLog(1024);
+  assert.equal(a.knows('x'), false);
+  assert.equal(a.get('x'), undefined);
+  // Shared empty arrays until the first add (what a session that never sends an id costs).
+  const arrays = (l: SessionEventLog): unknown[] => Object.values(l).filter((v) => ArrayBuffer.isView(v));
+  assert.deepEqual(arrays(a).map((v, i) => v === arrays(b)[i]), arrays(a).map(() => true));
+  assert.equal(a.add('x', 1), false);
+  assert.equal(a.knows('x'), true);
+  assert.equal(b.knows('x'), false, "a's id did not land in arrays b shares");
+  for (let i = 0; i < 100; i++) b.add(`y${i}`, i);
+  assert.deepEqual([a.size, a.knows('y3'), b.size, b.knows('x')], [1, false, 100, false]);
+});
