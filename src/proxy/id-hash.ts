@@ -11,17 +11,16 @@ const SEED_HI = SEEDS.readInt32LE(4);
 let lastHi = 0;
 
 /**
- * A 64-bit hash of an SSE event id (its UTF-16 code units, seeded per process: cyrb53's mixing
- * kept to two full 32-bit halves), for the proxy's session log (session-event-log.ts): returns the
- * low half as a signed 32-bit integer; {@link idHashHi} then gives the high half. Two ids a log
- * holds share both halves with probability about 2^-64. Allocates nothing.
+ * cyrb53's mixing kept to two full 32-bit halves, over the UTF-16 code units `t[from, from + n)`
+ * (read in place: `t` may be the flat frame a string was cut from), seeded: returns the low half
+ * as a signed 32-bit integer; {@link hashHi} then gives the high half. Allocates nothing. The
+ * proxy's payload fingerprint (payload-print.ts) and id hash ({@link idHash}) are this.
  */
-export function idHash(id: string): number {
-  const n = id.length;
-  let h1 = SEED_LO ^ n;
-  let h2 = SEED_HI ^ Math.imul(n, 0x9e3779b1);
-  for (let i = 0; i < n; i++) {
-    const c = id.charCodeAt(i);
+export function hash64(t: string, from: number, n: number, seedLo: number, seedHi: number): number {
+  let h1 = seedLo ^ n;
+  let h2 = seedHi ^ n;
+  for (let i = from; i < from + n; i++) {
+    const c = t.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 2654435761);
     h2 = Math.imul(h2 ^ c, 1597334677);
   }
@@ -31,7 +30,16 @@ export function idHash(id: string): number {
   return h1 | 0;
 }
 
-/** The high half of the last {@link idHash}. */
-export function idHashHi(): number {
+/** The high half of the last {@link hash64} (or {@link idHash}). */
+export function hashHi(): number {
   return lastHi;
+}
+
+/**
+ * A 64-bit hash of an SSE event id, seeded per process, for the proxy's session log
+ * (session-event-log.ts): the low half; {@link hashHi} then gives the high half. Two ids a log
+ * holds share both halves with probability about 2^-64.
+ */
+export function idHash(id: string): number {
+  return hash64(id, 0, id.length, SEED_LO, SEED_HI);
 }

@@ -1,5 +1,5 @@
 import { parseEventId } from './building-blocks.js';
-import { idHash, idHashHi } from './id-hash.js';
+import { hashHi, idHash } from './id-hash.js';
 
 /** Where an event's sequence came from (`forkwatch.sse.event.seq.source`). */
 export type SeqSource = 'server' | 'counter' | 'observed';
@@ -83,7 +83,7 @@ export class SessionEventLog implements EventSequence {
   }
 
   get(id: string): LoggedEvent | undefined {
-    const at = this.find(idHash(id), idHashHi());
+    const at = this.find(idHash(id), hashHi());
     return at < 0 ? undefined : { seq: this.seqs[at]!, source: SOURCES[this.sources[at]!]!, print: this.prints[at]! };
   }
 
@@ -93,7 +93,7 @@ export class SessionEventLog implements EventSequence {
    */
   add(id: string, print: number): boolean {
     const lo = idHash(id);
-    const hi = idHashHi();
+    const hi = hashHi();
     const known = this.find(lo, hi);
     if (known >= 0) {
       this.seq = this.seqs[known]!;
@@ -136,7 +136,7 @@ export class SessionEventLog implements EventSequence {
 
   /** true: forwarded in this incarnation; false: certainly not; undefined: can't tell (ids forgotten). */
   knows(id: string): boolean | undefined {
-    if (this.find(idHash(id), idHashHi()) >= 0) return true;
+    if (this.find(idHash(id), hashHi()) >= 0) return true;
     return this.evicted === 0 ? false : undefined;
   }
 
