@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- proxy-events`: what `forkwatch proxy` spends on each SSE event it passes, in
  * process and stage by stage: the chunk decoded and parsed (SseParser), its data described
- * (describeEvent: kind, id, method, progress token), fingerprinted (payloadPrint), logged in the
+ * (describeEvent: kind, id, method, progress token; since the exchange reads only what may answer a
+ * request, mayAnswer and the answers' describeEvent), fingerprinted (payloadPrint), logged in the
  * session's event log (SessionEventLog.add) and recorded in its history ring (EventHistory.record),
  * as exchange.ts's onEvent does. Each row is the pipeline up to that stage; the cost of a stage is
  * the difference to the row above. The sidecar bench (`npm run bench -- sidecar`) measures the
@@ -67,7 +68,8 @@ async function load(name: string, dist: string): Promise<Build> {
       for (const ev of evs) {
         events++;
         if (stage < 1) continue;
-        const infos = info.describeEvent(ev.data, ev.frame, ev.dataStart);
+        // Builds with mayAnswer read only what may answer a request; the ring reads the rest if emitted.
+        const infos = info.mayAnswer === undefined || info.mayAnswer(ev.data) ? info.describeEvent(ev.data, ev.frame, ev.dataStart) : undefined;
         if (stage < 2) continue;
         const at = bb.epochNow();
         const print = printMod.payloadPrint(ev.data, ev.frame, ev.dataStart);
@@ -78,7 +80,7 @@ async function load(name: string, dist: string): Promise<Build> {
         const flag = typeof r === 'boolean';
         // The ring keeps a copy of the id: the log's own (9ce489d's log kept one), or this build's.
         const id = flag ? (s.log.id ?? bb.detach(ev.id)) : ev.id;
-        history.record(s, s.id, id, ev.data, infos[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at);
+        history.record(s, s.id, id, ev.data, infos?.[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at);
       }
     }
     return events;

@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
+import { describeEvent } from './event-info.js';
 import type { EventSequence } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
@@ -8,6 +9,9 @@ export interface EventOrigin {
   readonly incarnation: string | undefined;
   readonly protocolVersion: string | undefined;
 }
+
+/** What an event whose data describes no message (empty) is. */
+const NO_INFO: JsonRpcInfo = { kind: 'none' };
 
 /** Fills the slot's message fields from what its data describes. */
 export function setInfo(slot: EventSlot, info: JsonRpcInfo): void {
@@ -39,6 +43,8 @@ export class EventHistory {
     private readonly spans: WireSpans,
     limits: { perSession: number; maxEvents: number; maxTextChars?: number },
     private readonly immediate: boolean,
+    /** Told of each event read whose data is not a JSON-RPC message (the proxy's `malformedSse`). */
+    private readonly onUnreadable: () => void = () => undefined,
   ) {
     this.store = new EventRingStore(limits.perSession, limits.maxEvents, limits.maxTextChars ?? DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS);
   }
@@ -50,7 +56,9 @@ export class EventHistory {
 
   /**
    * Records one event the proxy forwarded (`s` undefined: a sessionless answer, emitted at once).
-   * `info`: what its data describes (the exchange parses each event once, for the answers);
+   * `info`: what its data describes when the exchange read it (an event that may answer a
+   * request); undefined: not read, and read here only if its span is emitted (a moment, or now
+   * when it cannot wait), as the instrumentation's rings read theirs;
    * `origin`: the incarnation and protocol version it passed in (one object per exchange);
    * `logged`: its place in the session's log (read now, not kept). A buffered record keeps `id`:
    * pass one detached from the SSE frame (own-string.ts `detach`).
@@ -60,7 +68,7 @@ export class EventHistory {
     sessionId: string | undefined,
     id: string,
     data: string,
-    info: JsonRpcInfo,
+    info: JsonRpcInfo | undefined,
     logged: EventSequence | undefined,
     replayed: boolean,
     origin: EventOrigin,
@@ -75,12 +83,13 @@ export class EventHistory {
     slot.flag = replayed;
     slot.at = at;
     slot.origin = origin;
-    // Its description (already read for the answers) is taken now; its digest (SHA-256) only if a
-    // moment emits the slot, while the store's text budget lasts (most slots are reused unread,
-    // and the digest was the largest per-event cost left), as the instrumentation's rings do.
-    setInfo(slot, info);
+    // Its digest (SHA-256) and, unless the exchange read it already, its description are taken
+    // only if a moment emits the slot, while the store's text budget lasts (most slots are reused
+    // unread), as the instrumentation's rings do. An unread slot's kind is undefined.
+    if (info !== undefined) setInfo(slot, info);
+    else slot.kind = undefined;
     if (buffer && this.store.keepText(slot, data)) return;
-    digestInto(slot, data);
+    this.read(slot, data);
     if (!buffer) this.spans.event(s, sessionId, slot);
   }
 
@@ -90,12 +99,21 @@ export class EventHistory {
     if (ring.slots.length > 0) {
       this.store.forEach(ring, (slot) => {
         const text = this.store.takeText(slot);
-        if (text !== undefined) digestInto(slot, text);
+        if (text !== undefined) this.read(slot, text);
         this.spans.event(s, s.id, slot);
       });
       this.store.release(ring);
     }
     if (live) s.history.live = true;
+  }
+
+  /** Digests an event's data into its slot, and describes it there unless the exchange did. */
+  private read(slot: EventSlot, data: string): void {
+    digestInto(slot, data);
+    if (slot.kind !== undefined) return;
+    const info = describeEvent(data)[0] ?? NO_INFO;
+    if (data !== '' && info.kind === 'none') this.onUnreadable();
+    setInfo(slot, info);
   }
 
   /** The session ended cleanly (DELETE) or was forgotten: its history goes unemitted. */

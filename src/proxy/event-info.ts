@@ -31,3 +31,15 @@ export function describeEvent(data: string, frame?: string, start = 0): readonly
   scanner.scanRange(frame, start, end);
   return scanned;
 }
+
+/**
+ * False only when `data` cannot be a JSON-RPC answer (a response or an error, alone or in a
+ * batch): it spells neither an `"result"` nor an `"error"` key plainly and has no backslash (an
+ * escape may spell one: JSON.parse reads `"res\u0075lt"` as `result`). The exchange must read
+ * every answer (the requests it settles); any other event is read only if its span is emitted
+ * (event-history.ts). A few indexOf over the data, where the full scan of every event was the
+ * largest of the proxy's per-event costs as deployed (`npm run bench -- sidecar`). Never throws.
+ */
+export function mayAnswer(data: string): boolean {
+  return data.indexOf('"result"') >= 0 || data.indexOf('"error"') >= 0 || data.indexOf('\\') >= 0;
+}

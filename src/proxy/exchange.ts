@@ -13,7 +13,7 @@ import {
   type SseEvent,
 } from './building-blocks.js';
 import { cancelledRequests, readCancelled } from './cancelled-requests.js';
-import { describeEvent } from './event-info.js';
+import { describeEvent, mayAnswer } from './event-info.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
@@ -30,7 +30,7 @@ import { upstreamTimeouts } from './upstream-timeouts.js';
 import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
 
 /** What an event without data describes. */
-const NO_INFO: JsonRpcInfo[] = [{ kind: 'none' }];
+const NO_INFO: JsonRpcInfo = { kind: 'none' };
 /** What a request without a body (not a POST) carries. */
 const NO_BODY: readonly JsonRpcInfo[] = [];
 
@@ -265,14 +265,18 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     // One per exchange, renewed only when the session's incarnation changes mid-stream.
     let origin: EventOrigin | undefined;
     const onEvent = (ev: SseEvent): void => {
-      const infos = describeEvent(ev.data, ev.frame, ev.dataStart);
-      if (ev.data !== '' && infos[0]?.kind === 'none') stats.malformedSse++;
+      // Read now only when it may answer a request; any other event when its span is emitted.
+      const infos = mayAnswer(ev.data) ? describeEvent(ev.data, ev.frame, ev.dataStart) : undefined;
       let late = false;
-      for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
+      if (infos !== undefined) {
+        if (infos[0]?.kind === 'none') stats.malformedSse++;
+        for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
+      }
       if (ev.id === undefined) return;
+      const info = infos === undefined ? undefined : (infos[0] ?? NO_INFO);
       const at = epochNow();
       if (s === undefined) {
-        ctx.history.record(undefined, sid, ev.id, ev.data, infos[0] ?? NO_INFO[0]!, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
+        ctx.history.record(undefined, sid, ev.id, ev.data, info, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
       const print = payloadPrint(ev.data, ev.frame, ev.dataStart);
@@ -291,7 +295,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       }
       const replayed = s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
-      ctx.history.record(s, sid, detach(ev.id), ev.data, infos[0] ?? NO_INFO[0]!, s.log, replayed, origin, at);
+      ctx.history.record(s, sid, detach(ev.id), ev.data, info, s.log, replayed, origin, at);
       if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {

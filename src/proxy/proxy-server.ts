@@ -37,6 +37,7 @@ export async function createForkwatchProxy(options: ProxyOptions): Promise<Forkw
     spans,
     { perSession: DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, maxEvents: DEFAULT_MAX_BUFFERED_EVENTS },
     opts.requestSpanDelayMs <= 0,
+    () => void stats.malformedSse++,
   );
   const ctx: ProxyContext = {
     opts,

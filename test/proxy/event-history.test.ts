@@ -47,3 +47,49 @@ test('past the text budget an event is digested as it passes; emitted live event
     ],
   );
 });
+
+test('an event recorded unread is described when its span is emitted: at a moment, past the text budget, or at once', () => {
+  const data = [progress(1), 'not json', '{"jsonrpc":"2.0","id":"r1","result":{}}', ''];
+  const expected = [
+    ['notification', 't'],
+    ['none', undefined],
+    ['response', undefined],
+    ['none', undefined],
+  ];
+  for (const [budget, immediate] of [
+    [undefined, false],
+    [10, false],
+    [undefined, true],
+  ] as const) {
+    const { spans, emitted } = recorder();
+    let unreadable = 0;
+    const history = new EventHistory(spans, { perSession: 8, maxEvents: 64, maxTextChars: budget }, immediate, () => unreadable++);
+    const s = new SessionTable(10, 60_000, 16).create('S1', true);
+    // A slot reused unread must not keep its last event's description: the ring wraps first.
+    for (let i = 0; i < 8; i++) history.record(s, 'S1', `old${i}`, '{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}', { kind: 'error', id: 'x' }, undefined, false, origin, i);
+    emitted.length = 0;
+    data.forEach((d, i) => history.record(s, 'S1', `e${i}`, d, undefined, undefined, false, origin, 10 + i));
+    history.moment(s, false);
+    const label = `budget ${String(budget)}, immediate ${String(immediate)}`;
+    assert.deepEqual(
+      emitted.filter((e) => e.id.startsWith('e')).map((e) => [e.id, e.kind, e.token, e.digest]),
+      data.map((d, i) => [`e${i}`, ...expected[i]!, sha64(d)]),
+      label,
+    );
+    assert.equal(unreadable, 1, `${label}: the one non-JSON event, counted once`);
+  }
+});
+
+test('a recorded unread event whose slot is reused before any moment is never read', () => {
+  const { spans, emitted } = recorder();
+  let unreadable = 0;
+  const history = new EventHistory(spans, { perSession: 2, maxEvents: 64 }, false, () => unreadable++);
+  const s = new SessionTable(10, 60_000, 16).create('S1', true);
+  for (let i = 0; i < 5; i++) history.record(s, 'S1', `e${i}`, 'not json', undefined, undefined, false, origin, i);
+  history.moment(s, false);
+  assert.deepEqual(
+    emitted.map((e) => e.id),
+    ['e3', 'e4'],
+  );
+  assert.equal(unreadable, 2, 'only what a moment emitted was read');
+});

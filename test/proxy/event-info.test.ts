@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeText, SseParser } from '@forkwatch/instrumentation/wire';
-import { describeEvent } from '../../src/proxy/event-info.js';
+import { describeEvent, mayAnswer } from '../../src/proxy/event-info.js';
 
 const plain = (x: { kind: string; id?: string; method?: string; progressToken?: string }): object => ({ kind: x.kind, id: x.id, method: x.method, progressToken: x.progressToken });
 
@@ -49,5 +49,38 @@ test('read in place in the frame its data line came in (SseEvent.frame), an even
   for (const ev of events) {
     assert.equal(ev.frame, frame, 'one data line: its frame is given');
     assert.deepEqual(describeEvent(ev.data, ev.frame, ev.dataStart).map(plain), describeEvent(ev.data).map(plain), ev.data);
+  }
+});
+
+test('mayAnswer is false only for data that describes no answer: every answer is read, escaped keys included', () => {
+  const answers = [
+    '{"jsonrpc":"2.0","id":3,"result":{}}',
+    '{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}',
+    '{"jsonrpc":"2.0","id":1,"res\\u0075lt":{}}',
+    '{"jsonrpc":"2.0","id":2,"\\u0065rror":{"code":1,"message":"x"}}',
+    '[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":9,"result":1}]',
+    ' {"id":4, "result" : null}',
+  ];
+  for (const a of answers) {
+    assert.ok(describeText(a).some((i) => i.kind === 'response' || i.kind === 'error'), `an answer: ${a}`);
+    assert.equal(mayAnswer(a), true, a);
+  }
+  const others = [
+    '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":5}}',
+    '{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{}}',
+    'not json',
+    '',
+  ];
+  for (const o of others) assert.equal(mayAnswer(o), false, o);
+  // Random messages built from keys and values that spell, or nearly spell, an answer's keys.
+  const keys = ['id', 'result', 'error', 'method', 'params', 'resul', 'errors', 'res\\u0075lt', 'x'];
+  const values = ['1', '"2"', '{}', '{"result":1}', '"error"', 'null', '[1,{"error":{}}]'];
+  let seed = 42;
+  const pick = <T>(xs: readonly T[]): T => xs[(seed = (seed * 1103515245 + 12345) >>> 0) % xs.length]!;
+  for (let n = 0; n < 5000; n++) {
+    const members = Array.from({ length: 1 + (n % 4) }, () => `"${pick(keys)}":${pick(values)}`);
+    const text = `{${members.join(',')}}`;
+    const answer = describeText(text).some((i) => i.kind === 'response' || i.kind === 'error');
+    if (!mayAnswer(text)) assert.equal(answer, false, text);
   }
 });
