@@ -13,6 +13,7 @@ import { benchWireInstructions } from './wire-instructions.js';
 import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { printSidecar } from './sidecar.js';
+import { printSidecarInstructions } from './sidecar-instructions.js';
 import { printProxyEvents } from './proxy-events.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
@@ -139,6 +140,8 @@ async function main(): Promise<void> {
   if (only.includes('proxy')) await printProxy((line) => console.log(line));
   // Opt-in: the proxy as deployed, its own process's CPU and memory (issue 28's goals).
   if (only.includes('sidecar')) await printSidecar((line) => console.log(line));
+  // Opt-in (minutes under valgrind): the same, counted in instructions, where the CPU ratios are too noisy.
+  if (only.includes('sidecar-instructions')) await printSidecarInstructions((line) => console.log(line));
   // Opt-in: the sidecar's per-event work, stage by stage, in process.
   if (only.includes('proxy-events')) await printProxyEvents((line) => console.log(line));
 

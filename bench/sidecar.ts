@@ -46,7 +46,7 @@ interface Variant {
   client: Client;
 }
 
-async function connect(port: number): Promise<Client> {
+export async function connect(port: number): Promise<Client> {
   const client = new Client({ name: 'sidecar-bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { fetch: withoutSignal }));
   return client;
@@ -57,7 +57,7 @@ async function toolCall(client: Client, n: number): Promise<void> {
   if (r.isError) throw new Error(`tool call failed: ${JSON.stringify(r.content)}`);
 }
 
-async function block(client: Client, n: number, calls: number): Promise<void> {
+export async function block(client: Client, n: number, calls: number): Promise<void> {
   let left = calls;
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {

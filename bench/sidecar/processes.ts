@@ -36,11 +36,13 @@ export function procRssBytes(pid: number): number {
 }
 
 /**
- * Spawns `node args...` and resolves once a stdout line matches `ready` (its first group: the
- * port); rejects if the process exits first or stays silent `timeoutMs`.
+ * Spawns `node args...` (under `wrapper...` when given) and resolves once a stdout line matches
+ * `ready` (its first group: the port); rejects if the process exits first or stays silent `timeoutMs`.
  */
-export function startProcess(name: string, args: string[], ready: RegExp, timeoutMs = 30_000): Promise<BenchProcess> {
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(name: string, args: string[], ready: RegExp, timeoutMs = 30_000, wrapper: string[] = []): Promise<BenchProcess> {
+  // `wrapper`: a command that runs node itself (valgrind ...), the process measured being that one.
+  const [cmd, ...pre] = wrapper.length > 0 ? [...wrapper, process.execPath] : [process.execPath];
+  const child: ChildProcess = spawn(cmd!, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   // Its stderr is said only if it fails: a proxy's stop line is not the bench's output.
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

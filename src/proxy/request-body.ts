@@ -1,6 +1,29 @@
-import { describeText, type JsonRpcInfo } from './building-blocks.js';
+import { describeText, MessageScanner, type JsonRpcInfo } from './building-blocks.js';
 
 const NONE: readonly JsonRpcInfo[] = [];
+
+/** No bound of its own: {@link describeBody} checks the caller's. */
+const scanner = new MessageScanner(Number.MAX_SAFE_INTEGER, true);
+
+/**
+ * What describeText says of a POST body (its messages: kind, id, method, progress token, tool
+ * name), a single message read by the scanner in one pass: JSON.parse built every call's whole
+ * body (its arguments too) to read those five. A batch goes to describeText. Fresh objects: the
+ * pending requests keep them.
+ */
+export function describeBody(text: string, maxChars: number): JsonRpcInfo[] {
+  if (text.length === 0 || text.length > maxChars) return [{ kind: 'none' }];
+  let i = 0;
+  for (let c = text.charCodeAt(0); c === 32 || c === 10 || c === 13 || c === 9; c = text.charCodeAt(++i));
+  if (text.charCodeAt(i) === 91) return describeText(text, maxChars);
+  const m = scanner.scan(text);
+  const info: JsonRpcInfo = { kind: m.kind };
+  if (m.id !== undefined) info.id = m.id;
+  if (m.method !== undefined) info.method = m.method;
+  if (m.progressToken !== undefined) info.progressToken = m.progressToken;
+  if (m.toolName !== undefined) info.toolName = m.toolName;
+  return [info];
+}
 
 /**
  * A POST body's bounded copy, kept while the body is forwarded as it comes, to read its JSON-RPC
@@ -30,7 +53,7 @@ export class RequestBody {
       const c = this.chunks;
       // Most bodies come in one chunk: decoded as it is, not copied into a new Buffer first.
       this.text = c === undefined ? undefined : (c.length === 1 ? c[0]! : Buffer.concat(c)).toString('utf8');
-      this.read = this.text === undefined ? NONE : describeText(this.text, this.maxBytes);
+      this.read = this.text === undefined ? NONE : describeBody(this.text, this.maxBytes);
     }
     this.chunks = undefined;
     return this.read;

@@ -7,7 +7,9 @@ import { inspectData } from '../../../packages/instrumentation/src/client/inspec
 /** What the records kept before the scanner: describeText's first info (server), inspectData (client). */
 function expected(text: string, firstOfBatch: boolean): object {
   const i = firstOfBatch ? (describeText(text)[0] ?? { kind: 'none' }) : inspectData(text, 1024 * 1024);
-  return { kind: i.kind, id: i.id, method: i.method, progressToken: i.progressToken };
+  // The tool name: describeText's (inspectData reads none); a batch read as none has none.
+  const batch = !firstOfBatch && text.trimStart().startsWith('[');
+  return { kind: i.kind, id: i.id, method: i.method, progressToken: i.progressToken, toolName: batch ? undefined : describeText(text)[0]?.toolName };
 }
 
 const CASES = [
@@ -75,6 +77,16 @@ const CASES = [
   '{"jsonrpc":"2.0","method":"notifications/progress2","params":{"progressToken":1}}',
   '{"jsonrpc":"2.0","method":"notifications\\/progress","params":{"progressToken":1}}',
   '{"jsonrpc":"2.0","method":"","id":1}',
+  // Tool names: params.name of a tools/call when a string, the last repeated one, escapes read.
+  '{"params":{"arguments":{"name":"inner"},"name":"progress","_meta":{"name":"meta"}},"method":"tools/call","id":2}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\\u00e9\\"b"}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\\u0061me":"escaped key"}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gone"},"params":{}}',
+  '{"jsonrpc":"2.0","id":1,"method":"tools/cal\\u006c","params":{"name":"escaped method"}}',
+  '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"not a tool"}}',
+  '[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"batched"}}]',
 ];
 
 describe('message scanner', () => {
@@ -83,7 +95,7 @@ describe('message scanner', () => {
       const scanner = new MessageScanner(1024 * 1024, firstOfBatch);
       for (const text of CASES) {
         const m = scanner.scan(text);
-        const got = { kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken };
+        const got = { kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken, toolName: m.toolName };
         assert.deepEqual(got, expected(text, firstOfBatch), text);
       }
     });
@@ -133,12 +145,12 @@ describe('message scanner', () => {
       for (let m = rnd(5) + 1; m > 0; m--) {
         const key = ['id', 'result', 'method', 'params', 'error', 'jsonrpc'][rnd(6)]!;
         // params is read member by member: its keys and _meta's are plain (an escaped one goes to JSON.parse).
-        const v = key === 'params' ? (rnd(3) === 0 ? [val(1)] : { progressToken: str(), _meta: { progressToken: rnd(9), y: val(1) }, x: val(1) }) : key === 'method' ? str() : val(0);
+        const v = key === 'params' ? (rnd(3) === 0 ? [val(1)] : { progressToken: str(), name: rnd(2) === 0 ? str() : val(1), _meta: { progressToken: rnd(9), y: val(1) }, x: val(1) }) : key === 'method' ? (rnd(2) === 0 ? 'tools/call' : str()) : val(0);
         members.push(`${JSON.stringify(key)}:${JSON.stringify(v)}`);
       }
       const text = `{${members.join(',')}}`;
       const m = scanner.scan(text);
-      assert.deepEqual({ kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken }, expected(text, true), text);
+      assert.deepEqual({ kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken, toolName: m.toolName }, expected(text, true), text);
     }
     // All read plainly: a wrong skip cannot hide behind the JSON.parse slow path.
     assert.equal(scanner.slowScans, 0);
@@ -150,7 +162,7 @@ describe('message scanner', () => {
     for (const v of values) {
       for (const text of [JSON.stringify({ result: v, id: 'real' }), JSON.stringify({ jsonrpc: '2.0', method: 'm', params: { other: v, progressToken: 't' }, id: 1 })]) {
         const m = scanner.scan(text);
-        assert.deepEqual({ kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken }, expected(text, true), text);
+        assert.deepEqual({ kind: m.kind, id: m.id, method: m.method, progressToken: m.progressToken, toolName: m.toolName }, expected(text, true), text);
       }
     }
     assert.equal(scanner.slowScans, 0);

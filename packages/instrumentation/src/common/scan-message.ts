@@ -17,7 +17,7 @@ const Q = 34; // "
 const BS = 92; // \
 
 /**
- * Reads kind, id, method and progress token of one JSON-RPC message from its text in one pass,
+ * Reads kind, id, method, progress token and tool name of one JSON-RPC message from its text in one pass,
  * without building it (JSON.parse of every SSE event was most of the ring's cost). Only the top
  * level and `params` (and its `_meta`) are read; nested values are skipped by matching brackets
  * and strings. Anything it does not read plainly (a batch, escapes in a key or a wanted string,
@@ -29,6 +29,8 @@ export class MessageScanner implements ScannedMessage {
   id: string | undefined = undefined;
   method: string | undefined = undefined;
   progressToken: string | undefined = undefined;
+  /** `params.name` of a `tools/call` when a string (describeMessage's `toolName`), else undefined. */
+  toolName: string | undefined = undefined;
   /** Scans answered by JSON.parse rather than read plainly (tests check that plain messages are read plainly). */
   slowScans = 0;
   private text = '';
@@ -40,6 +42,7 @@ export class MessageScanner implements ScannedMessage {
   private hasError = false;
   private paramsToken: string | undefined = undefined;
   private metaToken: string | undefined = undefined;
+  private paramsName: string | undefined = undefined;
   /** The last string or number read by {@link value} (a slice of the text), undefined for any other value. */
   private scalar: string | undefined = undefined;
   /** The last string {@link stringEnd} passed had an escape. */
@@ -74,14 +77,14 @@ export class MessageScanner implements ScannedMessage {
    */
   scanRange(frame: string, start: number, end: number): this {
     this.kind = 'none';
-    this.id = this.method = this.progressToken = undefined;
+    this.id = this.method = this.progressToken = this.toolName = undefined;
     if (end <= start || end - start > this.maxChars) return this;
     this.text = frame;
     this.pos = start;
     this.end = end;
     this.nextBackslash = -1;
     this.hasId = this.hasResult = this.hasError = false;
-    this.paramsToken = this.metaToken = undefined;
+    this.paramsToken = this.metaToken = this.paramsName = undefined;
     let ok = false;
     try {
       ok = this.message();
@@ -93,6 +96,7 @@ export class MessageScanner implements ScannedMessage {
     if (this.method !== undefined) {
       this.kind = this.hasId ? 'request' : 'notification';
       this.progressToken = this.method === 'notifications/progress' ? this.paramsToken : this.metaToken;
+      this.toolName = this.method === 'tools/call' ? this.paramsName : undefined;
     } else {
       this.kind = this.hasResult ? 'response' : this.hasError ? 'error' : 'none';
       this.progressToken = undefined;
@@ -110,6 +114,7 @@ export class MessageScanner implements ScannedMessage {
     this.id = batch || info.id === undefined ? undefined : detach(info.id);
     this.method = batch || info.method === undefined ? undefined : internMethod(info.method);
     this.progressToken = batch || info.progressToken === undefined ? undefined : detach(info.progressToken);
+    this.toolName = batch || info.toolName === undefined ? undefined : detach(info.toolName);
     return this;
   }
 
@@ -156,7 +161,7 @@ export class MessageScanner implements ScannedMessage {
         }
       } else if (level === 1 && klen === 6 && same(t, kStart, 'params')) {
         // A repeated key counts as JSON.parse counts it: the last one.
-        this.paramsToken = this.metaToken = undefined;
+        this.paramsToken = this.metaToken = this.paramsName = undefined;
         if (c === 123) {
           this.pos++;
           if (!this.members(2)) return false;
@@ -167,6 +172,18 @@ export class MessageScanner implements ScannedMessage {
           this.pos++;
           if (!this.members(3)) return false;
         } else if (!this.skip()) return false;
+      } else if (level === 2 && klen === 4 && same(t, kStart, 'name')) {
+        // Only a string names a tool; a name of any other kind reads as none.
+        if (c === Q) {
+          const start = this.pos + 1;
+          const end = this.stringEnd(start);
+          if (end < 0) return false;
+          this.pos = end + 1;
+          this.paramsName = this.escaped ? (JSON.parse(t.slice(start - 1, end + 1)) as string) : detach(t.slice(start, end));
+        } else {
+          if (!this.skip()) return false;
+          this.paramsName = undefined;
+        }
       } else if (level >= 2 && klen === 13 && same(t, kStart, 'progressToken')) {
         if (!this.value()) return false;
         const token = this.scalar === undefined ? undefined : detach(this.scalar);

@@ -1,0 +1,114 @@
+/**
+ * `npm run bench -- sidecar-instructions`: the sidecar's instructions per call as it is deployed,
+ * where `npm run bench -- sidecar`'s CPU ratios are too noisy to tell a change (per-round ratios
+ * spread 1.1-1.6x on this shared machine). Each proxy, the bare `node:http` pipe included, runs in
+ * a process of its own under valgrind's callgrind, counting off; the bench (outside valgrind)
+ * sends warm-up calls, switches counting on (`callgrind_control -i on`), sends a block of calls,
+ * switches it off and dumps: the dump's total is the proxy process's instructions for the block,
+ * every thread (the collector's and the compiler's helpers included). The upstream (a real MCP SDK
+ * server, InMemoryEventStore), the stock SDK client (4 calls in flight) and the OTLP sink are not
+ * counted. One variant at a time: instruction counts do not drift with the machine's load.
+ *
+ * Instructions are not time (a cache miss costs no instruction): this tells whether a change cut
+ * work, the CPU bench what it saves as deployed. Under valgrind every proxy is ~50x slower; calls
+ * stay far inside `requestSpanDelayMs` (1 s), so no request span is emitted (as in a real run).
+ *
+ * Environment: SIDECAR_INSTR_WARMUP (calls at 5 notifications, default 1500, and a tenth at 50),
+ * SIDECAR_INSTR_CALLS_5 (default 400), SIDECAR_INSTR_CALLS_50 (default 100), SIDECAR_COMPARE_CLI
+ * (other builds' bin.js, comma-separated, as in `npm run bench -- sidecar`).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { dumpTotals } from './callgrind-windows.js';
+import { block, connect } from './sidecar.js';
+import { startProcess, type BenchProcess } from './sidecar/processes.js';
+
+const run = promisify(execFile);
+const env = (name: string, d: number): number => Number(process.env[name] ?? d);
+const WARMUP = env('SIDECAR_INSTR_WARMUP', 1500);
+const CALLS: Record<number, number> = { 5: env('SIDECAR_INSTR_CALLS_5', 400), 50: env('SIDECAR_INSTR_CALLS_50', 100) };
+const NOTIFICATIONS = [5, 50] as const;
+const PORT_LINE = /^PORT (\d+)$/;
+const PROXY_LINE = /^forkwatch proxy listening url=http:\/\/127\.0\.0\.1:(\d+)/;
+const fromRoot = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+
+export interface SidecarInstructionRow {
+  variant: string;
+  notifications: number;
+  /** Instructions of the proxy's process per call (all threads). */
+  perCall: number;
+  /** This over the bare pipe's. */
+  ratio: number;
+}
+
+/** Runs each variant under callgrind in turn; resolves to instructions per call by notification count. */
+export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-sidecar-instr-'));
+  const started: BenchProcess[] = [];
+  try {
+    const sink = await startProcess('sink', [here('./sidecar/sink-main.js')], PORT_LINE);
+    started.push(sink);
+    const upstream = await startProcess('upstream', [here('./sidecar/upstream-main.js')], PORT_LINE);
+    started.push(upstream);
+    const up = `http://127.0.0.1:${upstream.port}/mcp`;
+    const fw = (cli: string, extra: string[] = []): string[] => [cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`, ...extra];
+    const variants: Array<{ name: string; args: string[]; ready: RegExp }> = [
+      { name: 'bare pipe', args: [here('./sidecar/bare-main.js'), String(upstream.port)], ready: PORT_LINE },
+      { name: 'forkwatch', args: fw(fromRoot('dist/cli/bin.js')), ready: PROXY_LINE },
+      { name: 'forkwatch --guard', args: fw(fromRoot('dist/cli/bin.js'), ['--guard']), ready: PROXY_LINE },
+    ];
+    const others = (process.env.SIDECAR_COMPARE_CLI ?? '').split(',').filter((c) => c !== '');
+    for (const [i, other] of others.entries()) variants.push({ name: others.length === 1 ? 'compare' : `compare ${i + 1}`, args: fw(other), ready: PROXY_LINE });
+
+    const perCall = new Map<string, number>();
+    for (const [vi, v] of variants.entries()) {
+      const out = join(dir, `v${vi}.out`);
+      // --smc-check: V8 writes and rewrites its code; valgrind must see every change.
+      const wrapper = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`];
+      const proxy = await startProcess(v.name, v.args, v.ready, 180_000, wrapper);
+      let client: Client | undefined;
+      try {
+        client = await connect(proxy.port);
+        await block(client, 5, WARMUP);
+        await block(client, 50, Math.ceil(WARMUP / 10));
+        for (const [k, n] of NOTIFICATIONS.entries()) {
+          await run('callgrind_control', ['-i', 'on', String(proxy.pid)]);
+          await block(client, n, CALLS[n]!);
+          await run('callgrind_control', ['-i', 'off', String(proxy.pid)]);
+          await run('callgrind_control', ['-d', String(proxy.pid)]);
+          const [total] = dumpTotals([readFileSync(`${out}.${k + 1}`, 'utf8')], out);
+          perCall.set(`${v.name}/${n}`, total! / CALLS[n]!);
+        }
+      } finally {
+        await client?.close().catch(() => undefined);
+        await proxy.stop();
+      }
+    }
+    return NOTIFICATIONS.flatMap((n) =>
+      variants.map((v) => {
+        const mine = perCall.get(`${v.name}/${n}`)!;
+        return { variant: v.name, notifications: n, perCall: mine, ratio: mine / perCall.get(`bare pipe/${n}`)! };
+      }),
+    );
+  } finally {
+    await Promise.all(started.reverse().map((p) => p.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs the bench and prints instructions per call and the ratios to the bare pipe. */
+export async function printSidecarInstructions(print: (line: string) => void): Promise<void> {
+  print(`\n# Sidecar as deployed, instructions per call: each proxy (the bare node:http pipe too) a process of its own under`);
+  print(`# valgrind callgrind (all threads), in front of one real MCP SDK server process; stock SDK client, 4 calls in flight;`);
+  print(`# counted over ${CALLS[5]} calls at 5 notifications and ${CALLS[50]} at 50, after ${WARMUP} (and ${Math.ceil(WARMUP / 10)}) warm-up calls each.`);
+  for (const r of await benchSidecarInstructions()) {
+    const isBare = r.variant === 'bare pipe';
+    print(`  ${r.variant.padEnd(18)} ${String(r.notifications).padStart(2)} notif. | ${(r.perCall / 1e6).toFixed(3).padStart(7)} M instructions/call${isBare ? '' : ` ${r.ratio.toFixed(2)}x bare`}`);
+  }
+}
