@@ -15,7 +15,14 @@
  *
  * Environment: SIDECAR_INSTR_WARMUP (calls at 5 notifications, default 1500, and a tenth at 50),
  * SIDECAR_INSTR_CALLS_5 (default 400), SIDECAR_INSTR_CALLS_50 (default 100), SIDECAR_COMPARE_CLI
- * (other builds' bin.js, comma-separated, as in `npm run bench -- sidecar`).
+ * (other builds' bin.js, comma-separated, as in `npm run bench -- sidecar`), SIDECAR_INSTR_NODE_ARGS
+ * (node flags for every proxy, the bare pipe's too, space-separated).
+ *
+ * What still moves between runs of one build (likely how the upstream's events fall into reads, two
+ * events in one chunk being one write and one parse call, which depends on timing; and when the
+ * collector runs). One build run twice in one run (2026-12-07): 0.4-1.3 % apart at 50
+ * notifications, 6-10 % at 5, with or without `--single-threaded --predictable-gc-schedule`:
+ * trust a change at 5 notifications only when it exceeds that.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -57,9 +64,10 @@ export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[
     const upstream = await startProcess('upstream', [here('./sidecar/upstream-main.js')], PORT_LINE);
     started.push(upstream);
     const up = `http://127.0.0.1:${upstream.port}/mcp`;
-    const fw = (cli: string, extra: string[] = []): string[] => [cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`, ...extra];
+    const nodeArgs = (process.env.SIDECAR_INSTR_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    const fw = (cli: string, extra: string[] = []): string[] => [...nodeArgs, cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`, ...extra];
     const variants: Array<{ name: string; args: string[]; ready: RegExp }> = [
-      { name: 'bare pipe', args: [here('./sidecar/bare-main.js'), String(upstream.port)], ready: PORT_LINE },
+      { name: 'bare pipe', args: [...nodeArgs, here('./sidecar/bare-main.js'), String(upstream.port)], ready: PORT_LINE },
       { name: 'forkwatch', args: fw(fromRoot('dist/cli/bin.js')), ready: PROXY_LINE },
       { name: 'forkwatch --guard', args: fw(fromRoot('dist/cli/bin.js'), ['--guard']), ready: PROXY_LINE },
     ];
@@ -107,6 +115,7 @@ export async function printSidecarInstructions(print: (line: string) => void): P
   print(`\n# Sidecar as deployed, instructions per call: each proxy (the bare node:http pipe too) a process of its own under`);
   print(`# valgrind callgrind (all threads), in front of one real MCP SDK server process; stock SDK client, 4 calls in flight;`);
   print(`# counted over ${CALLS[5]} calls at 5 notifications and ${CALLS[50]} at 50, after ${WARMUP} (and ${Math.ceil(WARMUP / 10)}) warm-up calls each.`);
+  if (process.env.SIDECAR_INSTR_NODE_ARGS) print(`# node flags for every proxy: ${process.env.SIDECAR_INSTR_NODE_ARGS}`);
   for (const r of await benchSidecarInstructions()) {
     const isBare = r.variant === 'bare pipe';
     print(`  ${r.variant.padEnd(18)} ${String(r.notifications).padStart(2)} notif. | ${(r.perCall / 1e6).toFixed(3).padStart(7)} M instructions/call${isBare ? '' : ` ${r.ratio.toFixed(2)}x bare`}`);
