@@ -33,14 +33,13 @@ import { promisify } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { dumpTotals } from './callgrind-windows.js';
 import { block, connect } from './sidecar.js';
-import { startProcess, type BenchProcess } from './sidecar/processes.js';
+import { PORT_LINE, startBackends, startProcess, type BenchProcess } from './sidecar/processes.js';
 
 const run = promisify(execFile);
 const env = (name: string, d: number): number => Number(process.env[name] ?? d);
 const WARMUP = env('SIDECAR_INSTR_WARMUP', 1500);
 const CALLS: Record<number, number> = { 5: env('SIDECAR_INSTR_CALLS_5', 400), 50: env('SIDECAR_INSTR_CALLS_50', 100) };
 const NOTIFICATIONS = [5, 50] as const;
-const PORT_LINE = /^PORT (\d+)$/;
 const PROXY_LINE = /^forkwatch proxy listening url=http:\/\/127\.0\.0\.1:(\d+)/;
 const fromRoot = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
@@ -59,11 +58,7 @@ export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-sidecar-instr-'));
   const started: BenchProcess[] = [];
   try {
-    const sink = await startProcess('sink', [here('./sidecar/sink-main.js')], PORT_LINE);
-    started.push(sink);
-    const upstream = await startProcess('upstream', [here('./sidecar/upstream-main.js')], PORT_LINE);
-    started.push(upstream);
-    const up = `http://127.0.0.1:${upstream.port}/mcp`;
+    const { sink, upstream, up } = await startBackends(started);
     const nodeArgs = (process.env.SIDECAR_INSTR_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
     const fw = (cli: string, extra: string[] = []): string[] => [...nodeArgs, cli, 'proxy', '--upstream', up, '--port', '0', '--otlp-endpoint', `http://127.0.0.1:${sink.port}`, ...extra];
     const variants: Array<{ name: string; args: string[]; ready: RegExp }> = [

@@ -11,7 +11,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startProcess, type BenchProcess } from './sidecar/processes.js';
+import { PORT_LINE, startBackends, startProcess, type BenchProcess } from './sidecar/processes.js';
 
 const IN_FLIGHT = 4;
 const NOTIFICATIONS = [5, 50] as const;
@@ -29,7 +29,6 @@ export const SIDECAR_GOALS = { cpuRatio: 1.2, idleRssMiB: 64, addedP99Ms: 0.5 } 
 
 const fromRoot = (p: string): string => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
-const PORT_LINE = /^PORT (\d+)$/;
 const PROXY_LINE = /^forkwatch proxy listening url=http:\/\/127\.0\.0\.1:(\d+)/;
 
 /**
@@ -97,11 +96,7 @@ export async function benchSidecar(): Promise<SidecarResult> {
   const clients: Client[] = [];
   const loadAtStart = loadavg();
   try {
-    const sink = await startProcess('sink', [here('./sidecar/sink-main.js')], PORT_LINE);
-    started.push(sink);
-    const upstream = await startProcess('upstream', [here('./sidecar/upstream-main.js')], PORT_LINE);
-    started.push(upstream);
-    const up = `http://127.0.0.1:${upstream.port}/mcp`;
+    const { sink, upstream, up } = await startBackends(started);
     const cli = fromRoot('dist/cli/bin.js');
     // SIDECAR_PROFILE_DIR: every proxy, the bare pipe too, writes a V8 CPU profile there (node --cpu-prof).
     const prof = process.env.SIDECAR_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SIDECAR_PROFILE_DIR}`] : [];

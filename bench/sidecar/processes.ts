@@ -6,6 +6,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** What the sink and the upstream print once listening. */
+export const PORT_LINE = /^PORT (\d+)$/;
 
 /** Linux's USER_HZ: `getconf CLK_TCK` is 100 on every kernel Node supports. */
 const TICKS_PER_SECOND = 100;
@@ -78,4 +82,17 @@ export function startProcess(name: string, args: string[], ready: RegExp, timeou
       });
     });
   });
+}
+
+/**
+ * Starts what every sidecar bench puts behind its proxies: the OTLP sink and the MCP SDK upstream
+ * (sink-main.ts, upstream-main.ts), each a process of its own, pushed on `started` to be stopped.
+ */
+export async function startBackends(started: BenchProcess[]): Promise<{ sink: BenchProcess; upstream: BenchProcess; up: string }> {
+  const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
+  const sink = await startProcess('sink', [here('./sink-main.js')], PORT_LINE);
+  started.push(sink);
+  const upstream = await startProcess('upstream', [here('./upstream-main.js')], PORT_LINE);
+  started.push(upstream);
+  return { sink, upstream, up: `http://127.0.0.1:${upstream.port}/mcp` };
 }

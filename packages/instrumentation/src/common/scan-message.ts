@@ -151,10 +151,8 @@ export class MessageScanner implements ScannedMessage {
       } else if (level === 1 && klen === 6 && same(t, kStart, 'method')) {
         if (c === Q) {
           const start = this.pos + 1;
-          const end = this.stringEnd(start);
-          if (end < 0) return false;
-          this.pos = end + 1;
-          this.method = this.escaped ? internMethod(JSON.parse(t.slice(start - 1, end + 1)) as string) : this.methodAt(start, end);
+          if (!this.passString(start)) return false;
+          this.method = this.escaped ? internMethod(this.unescape(start)) : this.methodAt(start, this.pos - 1);
         } else {
           if (!this.value()) return false;
           this.method = undefined;
@@ -176,10 +174,8 @@ export class MessageScanner implements ScannedMessage {
         // Only a string names a tool; a name of any other kind reads as none.
         if (c === Q) {
           const start = this.pos + 1;
-          const end = this.stringEnd(start);
-          if (end < 0) return false;
-          this.pos = end + 1;
-          this.paramsName = this.escaped ? (JSON.parse(t.slice(start - 1, end + 1)) as string) : detach(t.slice(start, end));
+          if (!this.passString(start)) return false;
+          this.paramsName = this.escaped ? this.unescape(start) : detach(t.slice(start, this.pos - 1));
         } else {
           if (!this.skip()) return false;
           this.paramsName = undefined;
@@ -218,6 +214,19 @@ export class MessageScanner implements ScannedMessage {
     return (this.lastMethod = internMethod(this.text.slice(start, end)));
   }
 
+  /** Passes the string whose contents start at `start` (its closing quote then at pos - 1); false when unterminated. */
+  private passString(start: number): boolean {
+    const end = this.stringEnd(start);
+    if (end < 0) return false;
+    this.pos = end + 1;
+    return true;
+  }
+
+  /** The string just passed (contents from `start`), its escapes read by JSON.parse. */
+  private unescape(start: number): string {
+    return JSON.parse(this.text.slice(start - 1, this.pos)) as string;
+  }
+
   /** Reads a value into {@link scalar} (a string's text, a number as String(Number) gives it). */
   private value(): boolean {
     const t = this.text;
@@ -225,11 +234,9 @@ export class MessageScanner implements ScannedMessage {
     this.scalar = undefined;
     if (c === Q) {
       const start = this.pos + 1;
-      const end = this.stringEnd(start);
-      if (end < 0) return false;
-      this.pos = end + 1;
+      if (!this.passString(start)) return false;
       // A slice of the text: the caller detaches (or interns) what it keeps.
-      this.scalar = this.escaped ? (JSON.parse(t.slice(start - 1, end + 1)) as string) : t.slice(start, end);
+      this.scalar = this.escaped ? this.unescape(start) : t.slice(start, this.pos - 1);
       return true;
     }
     if (c === 45 || (c >= 48 && c <= 57)) {
