@@ -1,4 +1,5 @@
 import { describeText, type JsonRpcInfo } from './jsonrpc-info.js';
+import { isDigit, JSON_LITERALS, same } from './json-chars.js';
 import { detach, internMethod } from './own-string.js';
 
 /**
@@ -287,7 +288,7 @@ export class MessageScanner implements ScannedMessage {
       this.pos = end;
       return true;
     }
-    for (const lit of LITERALS) {
+    for (const lit of JSON_LITERALS) {
       if (this.pos + lit.length <= this.end && t.startsWith(lit, this.pos)) {
         this.pos += lit.length;
         return true;
@@ -384,19 +385,4 @@ export class MessageScanner implements ScannedMessage {
     this.pos = i;
     return i < end ? t.charCodeAt(i) : -1;
   }
-}
-
-const LITERALS = ['true', 'false', 'null'] as const;
-
-/**
- * `word` is spelled at `t[at]` (the caller knows `t` has that many chars there). A loop the
- * compiler inlines: String.prototype.startsWith was a builtin call per key.
- */
-function same(t: string, at: number, word: string): boolean {
-  for (let i = 0; i < word.length; i++) if (t.charCodeAt(at + i) !== word.charCodeAt(i)) return false;
-  return true;
-}
-
-function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
 }
