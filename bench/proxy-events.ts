@@ -72,7 +72,7 @@ async function load(name: string, dist: string): Promise<Build> {
         const infos = info.mayAnswer === undefined || info.mayAnswer(ev.data) ? info.describeEvent(ev.data, ev.frame, ev.dataStart) : undefined;
         if (stage < 2) continue;
         const at = bb.epochNow();
-        const print = printMod.payloadPrint(ev.data, ev.frame, ev.dataStart);
+        const print = printMod.payloadPrint(ev.data);
         if (stage < 3) continue;
         // This build's log returns a flag (and is read for the rest); the earlier one an object.
         const r = s.log.add(ev.id, print);

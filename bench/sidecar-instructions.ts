@@ -16,7 +16,9 @@
  * Environment: SIDECAR_INSTR_WARMUP (calls at 5 notifications, default 1500, and a tenth at 50),
  * SIDECAR_INSTR_CALLS_5 (default 400), SIDECAR_INSTR_CALLS_50 (default 100), SIDECAR_COMPARE_CLI
  * (other builds' bin.js, comma-separated, as in `npm run bench -- sidecar`), SIDECAR_INSTR_NODE_ARGS
- * (node flags for every proxy, the bare pipe's too, space-separated).
+ * (node flags for every proxy, the bare pipe's too, space-separated), SIDECAR_INSTR_KEEP (a directory:
+ * the callgrind dumps are kept there, `v<variant>.out.<block>`, for `callgrind_annotate`; default:
+ * deleted).
  *
  * What still moves between runs of one build (likely how the upstream's events fall into reads, two
  * events in one chunk being one write and one parse call, which depends on timing; and when the
@@ -25,7 +27,7 @@
  * trust a change at 5 notifications only when it exceeds that.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +57,9 @@ export interface SidecarInstructionRow {
 
 /** Runs each variant under callgrind in turn; resolves to instructions per call by notification count. */
 export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'forkwatch-sidecar-instr-'));
+  const keep = process.env.SIDECAR_INSTR_KEEP;
+  if (keep !== undefined) mkdirSync(keep, { recursive: true });
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'forkwatch-sidecar-instr-'));
   const started: BenchProcess[] = [];
   try {
     const { sink, upstream, up } = await startBackends(started);
@@ -101,7 +105,7 @@ export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[
     );
   } finally {
     await Promise.all(started.reverse().map((p) => p.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 

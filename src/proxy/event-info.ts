@@ -34,12 +34,14 @@ export function describeEvent(data: string, frame?: string, start = 0): readonly
 
 /**
  * False only when `data` cannot be a JSON-RPC answer (a response or an error, alone or in a
- * batch): it spells neither an `"result"` nor an `"error"` key plainly and has no backslash (an
- * escape may spell one: JSON.parse reads `"res\u0075lt"` as `result`). The exchange must read
- * every answer (the requests it settles); any other event is read only if its span is emitted
- * (event-history.ts). A few indexOf over the data, where the full scan of every event was the
- * largest of the proxy's per-event costs as deployed (`npm run bench -- sidecar`). Never throws.
+ * batch): it spells neither `ult"` nor `rror"` (the ends of a `"result"` and an `"error"` key)
+ * and has no backslash (an escape may spell one: JSON.parse reads `"res\u0075lt"` as `result`).
+ * The exchange must read every answer (the requests it settles); any other event is read only if
+ * its span is emitted (event-history.ts). Three indexOf over the data; each looks for its first
+ * char with memchr and compares where it finds it, so they look for ends whose first char is
+ * rare in other messages: `"result"` itself stopped at every quote, and cost as much as the
+ * scan it spares (178 ns against 74 for a progress notification, in process). Never throws.
  */
 export function mayAnswer(data: string): boolean {
-  return data.indexOf('"result"') >= 0 || data.indexOf('"error"') >= 0 || data.indexOf('\\') >= 0;
+  return data.indexOf('ult"') >= 0 || data.indexOf('rror"') >= 0 || data.indexOf('\\') >= 0;
 }

@@ -279,7 +279,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
         ctx.history.record(undefined, sid, ev.id, ev.data, info, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
-      const print = payloadPrint(ev.data, ev.frame, ev.dataStart);
+      const print = payloadPrint(ev.data);
       s.sendsIds = true;
       if (judged === undefined && s.log.size > 0) {
         const c = judge(ev, print);

@@ -8,21 +8,43 @@ const SEEDS = randomBytes(8);
 const SEED_LO = SEEDS.readInt32LE(0);
 const SEED_HI = SEEDS.readInt32LE(4);
 
+/** UTF-16 code units copied into the scratch per native write (a longer string goes in pieces). */
+const PIECE_CHARS = 1024;
+const scratch = Buffer.allocUnsafeSlow(PIECE_CHARS * 2);
+/** The scratch read two code units at a time. */
+const words = new Int32Array(scratch.buffer, scratch.byteOffset, PIECE_CHARS / 2);
+
 let lastHi = 0;
 
 /**
- * cyrb53's mixing kept to two full 32-bit halves, over the UTF-16 code units `t[from, from + n)`
- * (read in place: `t` may be the flat frame a string was cut from), seeded: returns the low half
- * as a signed 32-bit integer; {@link hashHi} then gives the high half. Allocates nothing. The
- * proxy's payload fingerprint (payload-print.ts) and id hash ({@link idHash}) are this.
+ * cyrb53's mixing kept to two full 32-bit halves, over the UTF-16 code units of `s` two at a time
+ * (each step a bijection of the state: one word changed always changes the hash), seeded:
+ * returns the low half as a signed 32-bit integer; {@link hashHi} then gives the high half. The
+ * string is copied by one native write (UTF-16LE, lossless) into a scratch buffer read as 32-bit
+ * words: `charCodeAt` in a loop checked the string's representation on every char, ~33
+ * instructions a char as deployed (`SIDECAR_INSTR_KEEP`, bench/sidecar-instructions.ts), the
+ * sidecar's largest per-event cost. Allocates nothing below {@link PIECE_CHARS} chars. The proxy's
+ * payload fingerprint (payload-print.ts) and id hash ({@link idHash}) are this.
  */
-export function hash64(t: string, from: number, n: number, seedLo: number, seedHi: number): number {
+export function hash64(s: string, seedLo: number, seedHi: number): number {
+  const n = s.length;
   let h1 = seedLo ^ n;
   let h2 = seedHi ^ n;
-  for (let i = from; i < from + n; i++) {
-    const c = t.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
+  for (let from = 0; from < n; from += PIECE_CHARS) {
+    const m = Math.min(PIECE_CHARS, n - from);
+    scratch.write(m === n ? s : s.slice(from, from + m), 0, m * 2, 'utf16le');
+    // An odd count: the last word's second unit is zero, not a byte left from an earlier string.
+    if ((m & 1) === 1) scratch[m * 2] = scratch[m * 2 + 1] = 0;
+    const w = (m + 1) >> 1;
+    for (let i = 0; i < w; i++) {
+      const c = words[i]!;
+      // Rotated after each product: a product carries a word's top bit to nothing but the top
+      // bit, so without it two strings differing there, at any two places, hashed alike.
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h1 = (h1 << 13) | (h1 >>> 19);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+      h2 = (h2 << 17) | (h2 >>> 15);
+    }
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
@@ -41,5 +63,5 @@ export function hashHi(): number {
  * holds share both halves with probability about 2^-64.
  */
 export function idHash(id: string): number {
-  return hash64(id, 0, id.length, SEED_LO, SEED_HI);
+  return hash64(id, SEED_LO, SEED_HI);
 }

@@ -73,7 +73,7 @@ test('mayAnswer is false only for data that describes no answer: every answer is
   ];
   for (const o of others) assert.equal(mayAnswer(o), false, o);
   // Random messages built from keys and values that spell, or nearly spell, an answer's keys.
-  const keys = ['id', 'result', 'error', 'method', 'params', 'resul', 'errors', 'res\\u0075lt', 'x'];
+  const keys = ['id', 'result', 'error', 'method', 'params', 'resul', 'errors', 'res\\u0075lt', 'fault', 'mirror', 'x'];
   const values = ['1', '"2"', '{}', '{"result":1}', '"error"', 'null', '[1,{"error":{}}]'];
   let seed = 42;
   const pick = <T>(xs: readonly T[]): T => xs[(seed = (seed * 1103515245 + 12345) >>> 0) % xs.length]!;
