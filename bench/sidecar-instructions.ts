@@ -27,7 +27,7 @@
  * trust a change at 5 notifications only when it exceeds that.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,18 @@ export interface SidecarInstructionRow {
   perCall: number;
   /** This over the bare pipe's. */
   ratio: number;
+  /**
+   * The main thread's alone: without V8's compiler threads, whose work in a window moved 1.5-3x
+   * between runs of one build (2026-12-07, `SIDECAR_INSTR_KEEP`), the steadier figure for a change.
+   */
+  mainPerCall: number;
+  mainRatio: number;
+  /**
+   * Spans about calls and events the variant exported over its whole run (its session's creation,
+   * end and `initialize` aside): 0 in a clean run. More means calls were slowed past `requestSpanDelayMs` (a
+   * loaded machine) and its counts include span work a real run would not do.
+   */
+  spans: number;
 }
 
 /** Runs each variant under callgrind in turn; resolves to instructions per call by notification count. */
@@ -74,10 +86,14 @@ export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[
     for (const [i, other] of others.entries()) variants.push({ name: others.length === 1 ? 'compare' : `compare ${i + 1}`, args: fw(other), ready: PROXY_LINE });
 
     const perCall = new Map<string, number>();
+    const mainPerCall = new Map<string, number>();
+    const spans = new Map<string, number>();
+    const sinkSpans = async (): Promise<number> => ((await (await fetch(`http://127.0.0.1:${sink.port}/counts`)).json()) as { calls: number }).calls;
     for (const [vi, v] of variants.entries()) {
+      const spansBefore = await sinkSpans();
       const out = join(dir, `v${vi}.out`);
       // --smc-check: V8 writes and rewrites its code; valgrind must see every change.
-      const wrapper = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`];
+      const wrapper = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`];
       const proxy = await startProcess(v.name, v.args, v.ready, 180_000, wrapper);
       let client: Client | undefined;
       try {
@@ -89,18 +105,23 @@ export async function benchSidecarInstructions(): Promise<SidecarInstructionRow[
           await block(client, n, CALLS[n]!);
           await run('callgrind_control', ['-i', 'off', String(proxy.pid)]);
           await run('callgrind_control', ['-d', String(proxy.pid)]);
-          const [total] = dumpTotals([readFileSync(`${out}.${k + 1}`, 'utf8')], out);
-          perCall.set(`${v.name}/${n}`, total! / CALLS[n]!);
+          // One dump per thread: `-01` is the main thread, the others V8's and libuv's helpers.
+          const files = readdirSync(dir).filter((f) => f.startsWith(`v${vi}.out.${k + 1}-`)).sort();
+          const totals = dumpTotals(files.map((f) => readFileSync(join(dir, f), 'utf8')), out);
+          perCall.set(`${v.name}/${n}`, totals.reduce((a, b) => a + b, 0) / CALLS[n]!);
+          mainPerCall.set(`${v.name}/${n}`, totals[0]! / CALLS[n]!);
         }
       } finally {
         await client?.close().catch(() => undefined);
         await proxy.stop();
       }
+      spans.set(v.name, (await sinkSpans()) - spansBefore);
     }
     return NOTIFICATIONS.flatMap((n) =>
       variants.map((v) => {
         const mine = perCall.get(`${v.name}/${n}`)!;
-        return { variant: v.name, notifications: n, perCall: mine, ratio: mine / perCall.get(`bare pipe/${n}`)! };
+        const main = mainPerCall.get(`${v.name}/${n}`)!;
+        return { variant: v.name, notifications: n, perCall: mine, ratio: mine / perCall.get(`bare pipe/${n}`)!, mainPerCall: main, mainRatio: main / mainPerCall.get(`bare pipe/${n}`)!, spans: spans.get(v.name) ?? 0 };
       }),
     );
   } finally {
@@ -115,8 +136,16 @@ export async function printSidecarInstructions(print: (line: string) => void): P
   print(`# valgrind callgrind (all threads), in front of one real MCP SDK server process; stock SDK client, 4 calls in flight;`);
   print(`# counted over ${CALLS[5]} calls at 5 notifications and ${CALLS[50]} at 50, after ${WARMUP} (and ${Math.ceil(WARMUP / 10)}) warm-up calls each.`);
   if (process.env.SIDECAR_INSTR_NODE_ARGS) print(`# node flags for every proxy: ${process.env.SIDECAR_INSTR_NODE_ARGS}`);
-  for (const r of await benchSidecarInstructions()) {
+  const rows = await benchSidecarInstructions();
+  for (const r of rows) {
     const isBare = r.variant === 'bare pipe';
-    print(`  ${r.variant.padEnd(18)} ${String(r.notifications).padStart(2)} notif. | ${(r.perCall / 1e6).toFixed(3).padStart(7)} M instructions/call${isBare ? '' : ` ${r.ratio.toFixed(2)}x bare`}`);
+    const ratio = (x: number): string => (isBare ? '           ' : ` ${x.toFixed(2)}x bare`);
+    print(
+      `  ${r.variant.padEnd(18)} ${String(r.notifications).padStart(2)} notif. | ${(r.perCall / 1e6).toFixed(3).padStart(7)} M instructions/call${ratio(r.ratio)} | main thread ${(r.mainPerCall / 1e6).toFixed(3).padStart(7)} M${ratio(r.mainRatio)}`,
+    );
   }
+  const spanned = [...new Set(rows.filter((r) => r.spans > 0).map((r) => `${r.variant} ${r.spans}`))];
+  // A span means a call outlived requestSpanDelayMs under valgrind: that variant's counts carry span work.
+  if (spanned.length > 0) print(`  NOT COMPARABLE: spans about calls exported (calls slowed past requestSpanDelayMs; rerun on a quieter machine): ${spanned.join(', ')}`);
+  else print('  spans about calls exported: none (every call inside requestSpanDelayMs, as in a real run)');
 }

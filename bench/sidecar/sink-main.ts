@@ -1,13 +1,17 @@
 /**
  * Child of `npm run bench -- sidecar`: a minimal OTLP/HTTP sink in a process of its own, where the
  * proxies export as deployed (real exporter, real socket). Counts export requests, bytes and
- * spans (protobuf decoded); answers `GET /counts` with them as JSON. Prints `PORT n`.
+ * spans (protobuf decoded), and among them `calls` (by name in `names`): spans about calls and events,
+ * any but what every client's connect and close export (its session's creation and end, its
+ * `initialize`); answers `GET /counts` with
+ * them as JSON. Prints `PORT n`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeProtobuf } from '../../src/otlp/decode-protobuf.js';
 
-const counts = { requests: 0, bytes: 0, spans: 0 };
+const counts = { requests: 0, bytes: 0, spans: 0, calls: 0, names: {} as Record<string, number> };
+const SESSION_SPANS = new Set(['forkwatch.session.created', 'forkwatch.session.ended']);
 const server = createServer((req, res) => {
   if (req.method === 'GET') {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(counts));
@@ -20,7 +24,14 @@ const server = createServer((req, res) => {
     counts.requests++;
     counts.bytes += body.length;
     try {
-      counts.spans += decodeProtobuf(body).total;
+      const decoded = decodeProtobuf(body);
+      counts.spans += decoded.total;
+      for (const sp of decoded.spans) {
+        // Every session's `initialize` is reported at once (docs/instrumentation.md, requestSpanDelayMs): not a call's.
+        if (SESSION_SPANS.has(sp.name) || sp.attributes['mcp.method.name'] === 'initialize') continue;
+        counts.calls++;
+        counts.names[sp.name] = (counts.names[sp.name] ?? 0) + 1;
+      }
     } catch {
       // Not protobuf: counted in bytes only.
     }
