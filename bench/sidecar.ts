@@ -75,6 +75,8 @@ export interface SidecarRow {
   notifications: number;
   /** Proxy process CPU per call, µs: total over all rounds / calls. */
   cpuUsPerCall: number;
+  /** Its system (kernel) part: the sockets' work, which a pipe proxy shares with every other. */
+  sysUsPerCall: number;
   /** This over the bare pipe's, from the totals; and the lowest and highest of the per-round ratios. */
   ratio: number;
   roundRatios: number[];
@@ -147,6 +149,7 @@ export async function benchSidecar(): Promise<SidecarResult> {
 
     // CPU: blocks of IN_FLIGHT concurrent calls, one variant at a time, rotating.
     const cpu = new Map<string, number[]>();
+    const sys = new Map<string, number[]>();
     const sink0 = (await (await fetch(`http://127.0.0.1:${sink.port}/counts`)).json()) as { spans: number; bytes: number };
     let fwCalls = 0;
     for (let r = 0; r < ROUNDS; r++) {
@@ -155,10 +158,12 @@ export async function benchSidecar(): Promise<SidecarResult> {
           const v = variants[(r + j) % variants.length]!;
           const calls = blockCalls(n);
           const c0 = v.proxy.cpuUs();
+          const s0 = v.proxy.sysUs();
           await block(v.client, n, calls);
           const used = v.proxy.cpuUs() - c0;
           const key = `${v.name}/${n}`;
           cpu.set(key, [...(cpu.get(key) ?? []), used / calls]);
+          sys.set(key, [...(sys.get(key) ?? []), (v.proxy.sysUs() - s0) / calls]);
           if (v.name !== 'bare pipe') fwCalls += calls;
         }
       }
@@ -179,6 +184,7 @@ export async function benchSidecar(): Promise<SidecarResult> {
           variant: v.name,
           notifications: n,
           cpuUsPerCall: mean(mine),
+          sysUsPerCall: mean(sys.get(`${v.name}/${n}`)!),
           ratio: mean(mine) / mean(bare),
           roundRatios: mine.map((x, i) => x / bare[i]!),
           latencyP50Ms: pctl(lat, 0.5),
@@ -217,7 +223,7 @@ export async function printSidecar(print: (line: string) => void): Promise<void>
     const addP99 = row.latencyP99Ms - bare.latencyP99Ms;
     const rr = row.roundRatios;
     print(
-      `  ${row.variant.padEnd(18)} ${String(row.notifications).padStart(2)} notif. | ${Math.round(row.cpuUsPerCall).toString().padStart(5)} µs CPU/call` +
+      `  ${row.variant.padEnd(18)} ${String(row.notifications).padStart(2)} notif. | ${Math.round(row.cpuUsPerCall).toString().padStart(5)} µs CPU/call (sys ${Math.round(row.sysUsPerCall).toString().padStart(4)})` +
         (isBare ? ''.padEnd(38) : ` ${row.ratio.toFixed(2)}x bare [rounds ${Math.min(...rr).toFixed(2)}-${Math.max(...rr).toFixed(2)}]`) +
         ` | call p50 ${row.latencyP50Ms.toFixed(2)} p99 ${row.latencyP99Ms.toFixed(2)} ms` +
         (isBare ? '' : ` (added p50 ${addP50.toFixed(2)}, p99 ${addP99.toFixed(2)})`),

@@ -20,17 +20,19 @@ export interface BenchProcess {
   port: number;
   /** CPU time since start, µs, at the kernel's tick resolution (10 ms). */
   cpuUs(): number;
+  /** The system (kernel) part of {@link cpuUs}. */
+  sysUs(): number;
   /** Resident set, bytes. */
   rssBytes(): number;
   stop(): Promise<void>;
 }
 
-/** CPU µs of `pid` (user + system, all threads), from /proc/<pid>/stat. */
-export function procCpuUs(pid: number): number {
+/** CPU µs of `pid` (user + system, or `system` alone: the kernel's share), all threads, from /proc/<pid>/stat. */
+export function procCpuUs(pid: number, which: 'all' | 'system' = 'all'): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1e6) / TICKS_PER_SECOND;
+  return (((which === 'all' ? Number(f[11]) : 0) + Number(f[12])) * 1e6) / TICKS_PER_SECOND;
 }
 
 /** VmRSS of `pid`, bytes. */
@@ -72,6 +74,7 @@ export function startProcess(name: string, args: string[], ready: RegExp, timeou
         pid,
         port: Number(m[1]),
         cpuUs: () => procCpuUs(pid),
+        sysUs: () => procCpuUs(pid, 'system'),
         rssBytes: () => procRssBytes(pid),
         stop: () =>
           new Promise<void>((r) => {
