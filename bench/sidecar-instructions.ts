@@ -17,8 +17,8 @@
  * SIDECAR_INSTR_CALLS_5 (default 400), SIDECAR_INSTR_CALLS_50 (default 100), SIDECAR_COMPARE_CLI
  * (other builds' bin.js, comma-separated, as in `npm run bench -- sidecar`), SIDECAR_INSTR_NODE_ARGS
  * (node flags for every proxy, the bare pipe's too, space-separated), SIDECAR_INSTR_KEEP (a directory:
- * the callgrind dumps are kept there, `v<variant>.out.<block>`, for `callgrind_annotate`; default:
- * deleted).
+ * the callgrind dumps are kept there, `v<variant>.out.<block>-<thread>`, thread 01 the main one, for
+ * `callgrind_annotate`; default: deleted).
  *
  * What still moves between runs of one build (likely how the upstream's events fall into reads, two
  * events in one chunk being one write and one parse call, which depends on timing; and when the

@@ -1,10 +1,9 @@
 /**
  * Child of `npm run bench -- sidecar`: a minimal OTLP/HTTP sink in a process of its own, where the
  * proxies export as deployed (real exporter, real socket). Counts export requests, bytes and
- * spans (protobuf decoded), and among them `calls` (by name in `names`): spans about calls and events,
- * any but what every client's connect and close export (its session's creation and end, its
- * `initialize`); answers `GET /counts` with
- * them as JSON. Prints `PORT n`.
+ * spans (protobuf decoded), and among them `calls` (by name in `names`): spans about calls and
+ * events, any but what every client's connect and close export (its session's creation and end,
+ * its `initialize`); answers `GET /counts` with them as JSON. Prints `PORT n`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

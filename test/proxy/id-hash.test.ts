@@ -32,4 +32,6 @@ test('hash64: one unit changed anywhere, or one appended (a zero unit included),
     for (const flip of [1, 0x100, 0x8000]) seen.add(both(base.slice(0, at) + String.fromCharCode(base.charCodeAt(at) ^ flip) + base.slice(at + 1)));
   }
   assert.equal(seen.size, 3 + 10 * 3);
+  const lone = new Set(['\ud800', '\ud801', '\udc00', '\ufffd', 'a\ud800', 'a\ufffd'].map(both));
+  assert.equal(lone.size, 6, 'lone surrogates are hashed as the units they are, not replaced');
 });
