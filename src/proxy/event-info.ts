@@ -40,7 +40,8 @@ export function describeEvent(data: string, frame?: string, start = 0): readonly
  * its span is emitted (event-history.ts). Three indexOf over the data; each looks for its first
  * char with memchr and compares where it finds it, so they look for ends whose first char is
  * rare in other messages: `"result"` itself stopped at every quote, and cost as much as the
- * scan it spares (178 ns against 74 for a progress notification, in process). Never throws.
+ * scan it spares (`npm run bench -- proxy-events`, its describe stage: 52 ns per event against 184
+ * with the quoted keys, 2026-12-07). Never throws.
  */
 export function mayAnswer(data: string): boolean {
   return data.indexOf('ult"') >= 0 || data.indexOf('rror"') >= 0 || data.indexOf('\\') >= 0;
