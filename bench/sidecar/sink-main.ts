@@ -1,7 +1,7 @@
 /**
  * Child of `npm run bench -- sidecar`: a minimal OTLP/HTTP sink in a process of its own, where the
  * proxies export as deployed (real exporter, real socket). Counts export requests, bytes and
- * spans (protobuf decoded), and among them `calls` (by name in `names`): spans about calls and
+ * spans (protobuf decoded), and among them `calls`: spans about calls and
  * events, any but what every client's connect and close export (its session's creation and end,
  * its `initialize`); answers `GET /counts` with them as JSON. Prints `PORT n`.
  */
@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeProtobuf } from '../../src/otlp/decode-protobuf.js';
 
-const counts = { requests: 0, bytes: 0, spans: 0, calls: 0, names: {} as Record<string, number> };
+const counts = { requests: 0, bytes: 0, spans: 0, calls: 0 };
 const SESSION_SPANS = new Set(['forkwatch.session.created', 'forkwatch.session.ended']);
 const server = createServer((req, res) => {
   if (req.method === 'GET') {
@@ -29,7 +29,6 @@ const server = createServer((req, res) => {
         // Every session's `initialize` is reported at once (docs/instrumentation.md, requestSpanDelayMs): not a call's.
         if (SESSION_SPANS.has(sp.name) || sp.attributes['mcp.method.name'] === 'initialize') continue;
         counts.calls++;
-        counts.names[sp.name] = (counts.names[sp.name] ?? 0) + 1;
       }
     } catch {
       // Not protobuf: counted in bytes only.

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_BUFFERED_PAYLOAD_CHARS, digestInto, EventRing, EventRingStore, EventSlot, type JsonRpcInfo } from './building-blocks.js';
-import { describeEvent } from './event-info.js';
+import { describeEvent, NO_MESSAGE } from './event-info.js';
 import type { EventSequence } from './session-event-log.js';
 import type { ProxySession } from './session-table.js';
 import type { WireSpans } from './wire-spans.js';
@@ -9,9 +9,6 @@ export interface EventOrigin {
   readonly incarnation: string | undefined;
   readonly protocolVersion: string | undefined;
 }
-
-/** What an event whose data describes no message (empty) is. */
-const NO_INFO: JsonRpcInfo = { kind: 'none' };
 
 /** Fills the slot's message fields from what its data describes. */
 export function setInfo(slot: EventSlot, info: JsonRpcInfo): void {
@@ -111,7 +108,7 @@ export class EventHistory {
   private read(slot: EventSlot, data: string): void {
     digestInto(slot, data);
     if (slot.kind !== undefined) return;
-    const info = describeEvent(data)[0] ?? NO_INFO;
+    const info = describeEvent(data)[0] ?? NO_MESSAGE;
     if (data !== '' && info.kind === 'none') this.onUnreadable();
     setInfo(slot, info);
   }

@@ -1,7 +1,8 @@
 import { DEFAULT_MAX_PARSE_CHARS, describeText, MessageScanner, type JsonRpcInfo } from './building-blocks.js';
 
-/** What an event without data describes. */
-const NO_INFO: readonly JsonRpcInfo[] = [{ kind: 'none' }];
+/** What data that is no JSON-RPC message (empty, malformed) describes. */
+export const NO_MESSAGE: JsonRpcInfo = { kind: 'none' };
+const NO_INFO: readonly JsonRpcInfo[] = [NO_MESSAGE];
 
 const scanner = new MessageScanner(DEFAULT_MAX_PARSE_CHARS, true);
 const scanned: readonly JsonRpcInfo[] = [scanner];
@@ -24,12 +25,16 @@ export function describeEvent(data: string, frame?: string, start = 0): readonly
     start = 0;
   }
   const end = start + data.length;
-  // A batch (its first char past whitespace is `[`), found without trimming a copy.
-  let i = start;
-  for (let c = frame.charCodeAt(i); i < end && (c === 32 || c === 10 || c === 13 || c === 9); c = frame.charCodeAt(++i));
-  if (i < end && frame.charCodeAt(i) === 91) return describeText(data);
+  if (isBatch(frame, start, end)) return describeText(data);
   scanner.scanRange(frame, start, end);
   return scanned;
+}
+
+/** `text[start, end)` is a batch: its first char past whitespace is `[` (found without trimming a copy). */
+export function isBatch(text: string, start: number, end: number): boolean {
+  let i = start;
+  for (let c = text.charCodeAt(i); i < end && (c === 32 || c === 10 || c === 13 || c === 9); c = text.charCodeAt(++i));
+  return i < end && text.charCodeAt(i) === 91;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   type SseEvent,
 } from './building-blocks.js';
 import { cancelledRequests, readCancelled } from './cancelled-requests.js';
-import { describeEvent, mayAnswer } from './event-info.js';
+import { describeEvent, mayAnswer, NO_MESSAGE } from './event-info.js';
 import { forwardHeaders, headerOf } from './forward-headers.js';
 import { forks, judgeEvent, sessionReissued, type Continuity } from './guard-rules.js';
 import { IdleBound } from './idle-bound.js';
@@ -29,8 +29,6 @@ import { SseRelay } from './sse-relay.js';
 import { upstreamTimeouts } from './upstream-timeouts.js';
 import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
 
-/** What an event without data describes. */
-const NO_INFO: JsonRpcInfo = { kind: 'none' };
 /** What a request without a body (not a POST) carries. */
 const NO_BODY: readonly JsonRpcInfo[] = [];
 
@@ -273,7 +271,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
         for (const info of infos) if (answer(info, ev.id !== undefined && s !== undefined)) late = true;
       }
       if (ev.id === undefined) return;
-      const info = infos === undefined ? undefined : (infos[0] ?? NO_INFO);
+      const info = infos === undefined ? undefined : (infos[0] ?? NO_MESSAGE);
       const at = epochNow();
       if (s === undefined) {
         ctx.history.record(undefined, sid, ev.id, ev.data, info, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);

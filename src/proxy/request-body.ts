@@ -1,4 +1,5 @@
 import { describeText, MessageScanner, type JsonRpcInfo } from './building-blocks.js';
+import { isBatch } from './event-info.js';
 
 const NONE: readonly JsonRpcInfo[] = [];
 
@@ -13,9 +14,7 @@ const scanner = new MessageScanner(Number.MAX_SAFE_INTEGER, true);
  */
 export function describeBody(text: string, maxChars: number): JsonRpcInfo[] {
   if (text.length === 0 || text.length > maxChars) return [{ kind: 'none' }];
-  let i = 0;
-  for (let c = text.charCodeAt(0); c === 32 || c === 10 || c === 13 || c === 9; c = text.charCodeAt(++i));
-  if (text.charCodeAt(i) === 91) return describeText(text, maxChars);
+  if (isBatch(text, 0, text.length)) return describeText(text, maxChars);
   const m = scanner.scan(text);
   const info: JsonRpcInfo = { kind: m.kind };
   if (m.id !== undefined) info.id = m.id;
