@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /** One pending deadline of {@link Deadlines}; `cancel` it when it no longer matters. */
 export interface Deadline {
   /** Forgets the deadline: its callback will not run. Idempotent. */

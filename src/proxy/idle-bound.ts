@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Deadline, Deadlines } from './deadlines.js';
 
 /**

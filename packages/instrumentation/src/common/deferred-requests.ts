@@ -1,3 +1,7 @@
+// Imported, not the global: that is a lazy accessor on globalThis (Node 20) whose getter runs on
+// every read, and the proxy reads the clock twice per event.
+import { performance } from 'node:perf_hooks';
+
 /** Default of `requestSpanDelayMs` (client and server), ms. */
 export const DEFAULT_REQUEST_SPAN_DELAY_MS = 1000;
 
