@@ -1,0 +1,85 @@
+/**
+ * How sure the sidecar bench is of a latency it adds: a call's time through a proxy is mostly the
+ * client's and the server's (SDK, GC pauses, scheduling), so the p99 of a few hundred calls moves
+ * by milliseconds between runs on an idle machine, and the difference of two such p99s alone
+ * could not say whether 0.5 ms was kept or exceeded. The latency phase interleaves the variants
+ * call by call, so call i of each variant sampled the same moment of the machine: a paired
+ * percentile bootstrap (resampling those moments) gives the difference with an interval, and the
+ * verdict is 'not resolved' while the interval holds the bound.
+ */
+
+/** The q-quantile of sorted `s` (nearest rank, as the bench's other percentiles). */
+function sortedQuantile(s: Float64Array, q: number): number {
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+/** The q-quantile of `xs` (0 <= q <= 1; nearest rank). */
+export function quantile(xs: readonly number[], q: number): number {
+  return sortedQuantile(Float64Array.from(xs).sort(), q);
+}
+
+/** A difference of quantiles and its bootstrap interval, in the samples' unit. */
+export interface QuantileDifference {
+  /** quantile(b) - quantile(a) on the samples as measured. */
+  diff: number;
+  /** The interval's bounds (`confidence`, two-sided, percentile bootstrap). */
+  lo: number;
+  hi: number;
+}
+
+/** mulberry32: a seeded generator, so that one run's interval can be reproduced from its samples. */
+function generator(seed: number): () => number {
+  let t = seed >>> 0;
+  return () => {
+    t = (t + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(t ^ (t >>> 15), 1 | t);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * quantile(b, q) - quantile(a, q) for paired samples (a[i] and b[i] taken at the same moment),
+ * with a paired percentile bootstrap interval: `resamples` (default 2,000) draws of n moments with
+ * replacement, `confidence` (default 0.95), `seed` (default 1). Throws when the samples are
+ * unpaired or empty: a bench's error, not a result.
+ */
+export function quantileDifference(
+  a: readonly number[],
+  b: readonly number[],
+  q: number,
+  opts: { resamples?: number; confidence?: number; seed?: number } = {},
+): QuantileDifference {
+  const n = a.length;
+  if (n === 0 || b.length !== n) throw new Error(`paired samples needed: ${a.length} and ${b.length}`);
+  const resamples = opts.resamples ?? 2000;
+  const confidence = opts.confidence ?? 0.95;
+  const rand = generator(opts.seed ?? 1);
+  const ra = new Float64Array(n);
+  const rb = new Float64Array(n);
+  const diffs = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < n; i++) {
+      const k = Math.floor(rand() * n);
+      ra[i] = a[k]!;
+      rb[i] = b[k]!;
+    }
+    diffs[r] = sortedQuantile(rb.sort(), q) - sortedQuantile(ra.sort(), q);
+  }
+  diffs.sort();
+  const tail = (1 - confidence) / 2;
+  return {
+    diff: quantile(b, q) - quantile(a, q),
+    lo: diffs[Math.floor(tail * (resamples - 1))]!,
+    hi: diffs[Math.ceil((1 - tail) * (resamples - 1))]!,
+  };
+}
+
+/** Whether an added latency kept `bound`: 'met' when all of its interval is at or under it, 'not met' when all is over. */
+export type LatencyVerdict = 'met' | 'not met' | 'not resolved';
+
+export function latencyVerdict(d: QuantileDifference, bound: number): LatencyVerdict {
+  if (d.hi <= bound) return 'met';
+  if (d.lo > bound) return 'not met';
+  return 'not resolved';
+}

@@ -1,0 +1,40 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { latencyVerdict, quantile, quantileDifference } from '../../bench/sidecar/latency-interval.js';
+
+describe('sidecar bench: added latency with an interval (issue 28)', () => {
+  // Calls of 3.0-3.1 ms, as an idle machine gives them.
+  const base = Array.from({ length: 1000 }, (_, i) => 3 + ((i * 7919) % 1000) / 10000);
+
+  it('quantile is the nearest rank of the sorted samples', () => {
+    assert.equal(quantile([5, 1, 4, 2, 3], 0.5), 3);
+    assert.equal(quantile([5, 1, 4, 2, 3], 0.99), 5);
+    assert.equal(quantile([5, 1, 4, 2, 3], 0), 1);
+  });
+
+  it('a shift every call shares has no spread: the interval is the shift itself', () => {
+    const d = quantileDifference(base, base.map((x) => x + 2), 0.99);
+    assert.ok(Math.abs(d.diff - 2) < 1e-9 && Math.abs(d.lo - 2) < 1e-9 && Math.abs(d.hi - 2) < 1e-9, JSON.stringify(d));
+    assert.equal(latencyVerdict(d, 0.5), 'not met');
+    assert.equal(latencyVerdict(quantileDifference(base, base, 0.99), 0.5), 'met');
+  });
+
+  it('a p99 that rests on a few slow calls is not resolved, though its point difference is over the bound', () => {
+    // 1 % of the calls 5 ms slower: the p99 is the slow value or the common one, depending on the draw.
+    const slow = base.map((x, i) => (i % 100 === 37 ? x + 5 : x));
+    const d = quantileDifference(base, slow, 0.99);
+    assert.ok(d.diff > 0.5, JSON.stringify(d));
+    assert.ok(d.lo <= 0.5 && d.hi > 0.5, JSON.stringify(d));
+    assert.equal(latencyVerdict(d, 0.5), 'not resolved');
+    // The p50 of the same samples is not moved by them.
+    const p50 = quantileDifference(base, slow, 0.5);
+    assert.equal(latencyVerdict(p50, 0.5), 'met');
+  });
+
+  it('one seed, one interval; unpaired or empty samples are an error', () => {
+    const noisy = base.map((x, i) => x + ((i * 31) % 17) / 10);
+    assert.deepEqual(quantileDifference(base, noisy, 0.99), quantileDifference(base, noisy, 0.99));
+    assert.throws(() => quantileDifference(base, base.slice(1), 0.99), /paired/);
+    assert.throws(() => quantileDifference([], [], 0.99), /paired/);
+  });
+});
