@@ -50,6 +50,16 @@ export function quantileDifference(
   q: number,
   opts: { resamples?: number; confidence?: number; seed?: number } = {},
 ): QuantileDifference {
+  return quantileDifferences(a, b, [q], opts)[0]!;
+}
+
+/** {@link quantileDifference} for several quantiles at once, from the same draws (one sort of each per draw). */
+export function quantileDifferences(
+  a: readonly number[],
+  b: readonly number[],
+  qs: readonly number[],
+  opts: { resamples?: number; confidence?: number; seed?: number } = {},
+): QuantileDifference[] {
   const n = a.length;
   if (n === 0 || b.length !== n) throw new Error(`paired samples needed: ${a.length} and ${b.length}`);
   const resamples = opts.resamples ?? 2000;
@@ -57,22 +67,24 @@ export function quantileDifference(
   const rand = generator(opts.seed ?? 1);
   const ra = new Float64Array(n);
   const rb = new Float64Array(n);
-  const diffs = new Float64Array(resamples);
+  const diffs = qs.map(() => new Float64Array(resamples));
   for (let r = 0; r < resamples; r++) {
     for (let i = 0; i < n; i++) {
       const k = Math.floor(rand() * n);
       ra[i] = a[k]!;
       rb[i] = b[k]!;
     }
-    diffs[r] = sortedQuantile(rb.sort(), q) - sortedQuantile(ra.sort(), q);
+    ra.sort();
+    rb.sort();
+    qs.forEach((q, j) => (diffs[j]![r] = sortedQuantile(rb, q) - sortedQuantile(ra, q)));
   }
-  diffs.sort();
   const tail = (1 - confidence) / 2;
-  return {
-    diff: quantile(b, q) - quantile(a, q),
-    lo: diffs[Math.floor(tail * (resamples - 1))]!,
-    hi: diffs[Math.ceil((1 - tail) * (resamples - 1))]!,
-  };
+  const sa = Float64Array.from(a).sort();
+  const sb = Float64Array.from(b).sort();
+  return qs.map((q, j) => {
+    const d = diffs[j]!.sort();
+    return { diff: sortedQuantile(sb, q) - sortedQuantile(sa, q), lo: d[Math.floor(tail * (resamples - 1))]!, hi: d[Math.ceil((1 - tail) * (resamples - 1))]! };
+  });
 }
 
 /** Whether an added latency kept `bound`: 'met' when all of its interval is at or under it, 'not met' when all is over. */

@@ -1,8 +1,9 @@
 /**
  * Child of `npm run bench -- sidecar`: a real MCP SDK server (McpServer, Streamable HTTP, the
  * SDK's InMemoryEventStore, so every SSE event carries an id) in a process of its own. Its tool
- * `progress` sends `n` progress notifications, then answers. Prints `PORT n` once listening;
- * exits on SIGTERM.
+ * `progress` sends `n` progress notifications, then answers; given `sentAt` (the client's clock
+ * when it sent the call), it reports the request's transit and when each message left
+ * (bench/sidecar/transit-clock.ts). Prints `PORT n` once listening; exits on SIGTERM.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,15 +12,22 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { z } from 'zod';
+import { clock } from './transit-clock.js';
 
 function buildMcp(): McpServer {
   const mcp = new McpServer({ name: 'sidecar-bench', version: '1.0.0' });
-  mcp.registerTool('progress', { description: 'n progress notifications, then the answer', inputSchema: { n: z.number().int() } }, async ({ n }, extra) => {
+  const schema = { n: z.number().int(), sentAt: z.number().optional() };
+  mcp.registerTool('progress', { description: 'n progress notifications, then the answer', inputSchema: schema }, async ({ n, sentAt }, extra) => {
+    // sentAt (the latency phase): the request's transit is read here, and each message says when it left.
+    const requestMs = sentAt === undefined ? undefined : clock() - sentAt;
     const token = extra._meta?.progressToken;
     if (token !== undefined) {
-      for (let i = 1; i <= n; i++) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n } });
+      for (let i = 1; i <= n; i++) {
+        const params = { progressToken: token, progress: i, total: n, ...(sentAt === undefined ? {} : { message: String(clock()) }) };
+        await extra.sendNotification({ method: 'notifications/progress', params });
+      }
     }
-    return { content: [{ type: 'text', text: `done ${n}` }] };
+    return { content: [{ type: 'text', text: requestMs === undefined ? `done ${n}` : `done ${n} ${requestMs} ${clock()}` }] };
   });
   return mcp;
 }
