@@ -53,26 +53,36 @@ export function quantileDifference(
   return quantileDifferences(a, b, [q], opts)[0]!;
 }
 
-/** {@link quantileDifference} for several quantiles at once, from the same draws (one sort of each per draw). */
+/**
+ * {@link quantileDifference} for several quantiles at once, from the same draws (one sort of each
+ * per draw). `block` (default 1): the samples come in consecutive groups of that size that share
+ * their moment (the messages of one call: a client that fell behind delays all the rest), and a
+ * draw takes whole groups; drawing such samples one by one would read their shared delays as
+ * independent and give an interval far too narrow.
+ */
 export function quantileDifferences(
   a: readonly number[],
   b: readonly number[],
   qs: readonly number[],
-  opts: { resamples?: number; confidence?: number; seed?: number } = {},
+  opts: { resamples?: number; confidence?: number; seed?: number; block?: number } = {},
 ): QuantileDifference[] {
   const n = a.length;
-  if (n === 0 || b.length !== n) throw new Error(`paired samples needed: ${a.length} and ${b.length}`);
+  const block = opts.block ?? 1;
+  if (n === 0 || b.length !== n || n % block !== 0) throw new Error(`paired samples needed, in blocks of ${block}: ${a.length} and ${b.length}`);
   const resamples = opts.resamples ?? 2000;
   const confidence = opts.confidence ?? 0.95;
   const rand = generator(opts.seed ?? 1);
   const ra = new Float64Array(n);
   const rb = new Float64Array(n);
   const diffs = qs.map(() => new Float64Array(resamples));
+  const blocks = n / block;
   for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < n; i++) {
-      const k = Math.floor(rand() * n);
-      ra[i] = a[k]!;
-      rb[i] = b[k]!;
+    for (let i = 0; i < n; i += block) {
+      const k = Math.floor(rand() * blocks) * block;
+      for (let j = 0; j < block; j++) {
+        ra[i + j] = a[k + j]!;
+        rb[i + j] = b[k + j]!;
+      }
     }
     ra.sort();
     rb.sort();

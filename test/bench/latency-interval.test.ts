@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { latencyVerdict, quantile, quantileDifference } from '../../bench/sidecar/latency-interval.js';
+import { latencyVerdict, quantile, quantileDifference, quantileDifferences } from '../../bench/sidecar/latency-interval.js';
 
 describe('sidecar bench: added latency with an interval (issue 28)', () => {
   // Calls of 3.0-3.1 ms, as an idle machine gives them.
@@ -36,5 +36,26 @@ describe('sidecar bench: added latency with an interval (issue 28)', () => {
     assert.deepEqual(quantileDifference(base, noisy, 0.99), quantileDifference(base, noisy, 0.99));
     assert.throws(() => quantileDifference(base, base.slice(1), 0.99), /paired/);
     assert.throws(() => quantileDifference([], [], 0.99), /paired/);
+  });
+});
+
+describe('sidecar bench: samples that share their moment are drawn together', () => {
+  it('a delay shared by a whole call widens the interval that draws calls, not the one that draws messages', () => {
+    // 200 calls of 10 messages; one call in 50 arrives 4 ms late in every message, through one variant only.
+    const calls = 200;
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let c = 0; c < calls; c++) {
+      for (let m = 0; m < 10; m++) {
+        const x = 1 + ((c * 10 + m) * 7919 % 1000) / 10000;
+        a.push(x);
+        b.push(c % 50 === 7 ? x + 4 : x);
+      }
+    }
+    const messages = quantileDifference(a, b, 0.99);
+    const byCall = quantileDifferences(a, b, [0.99], { block: 10 })[0]!;
+    assert.ok(byCall.hi - byCall.lo > messages.hi - messages.lo, `${JSON.stringify(byCall)} vs ${JSON.stringify(messages)}`);
+    assert.equal(latencyVerdict(byCall, 0.5), 'not resolved');
+    assert.throws(() => quantileDifferences(a, b, [0.99], { block: 7 }), /blocks of 7/);
   });
 });
