@@ -23,8 +23,11 @@ const blockCalls = (n: number): number => env(`SIDECAR_CALLS_${n}`, n === 5 ? 60
 const ROUNDS = env('SIDECAR_ROUNDS', 5);
 /** Calls per variant before anything is measured: V8 compiles a proxy's hot code for a while. */
 const WARMUP = env('SIDECAR_WARMUP', 1500);
-/** Calls per variant and notification count in the latency phase (concurrency 1, interleaved). */
-const LATENCY_CALLS = env('SIDECAR_LATENCY_CALLS', 600);
+/**
+ * Calls per variant and notification count in the latency phase (concurrency 1, interleaved): a
+ * p99 needs 1,000 or more for an interval (latency-interval.ts, MIN_BEYOND).
+ */
+const LATENCY_CALLS = env('SIDECAR_LATENCY_CALLS', 2000);
 
 /** The goals of issue 28. */
 export const SIDECAR_GOALS = { cpuRatio: 1.2, idleRssMiB: 64, addedP99Ms: 0.5 } as const;

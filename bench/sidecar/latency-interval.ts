@@ -8,6 +8,9 @@
  * verdict is 'not resolved' while the interval holds the bound.
  */
 
+/** Samples a quantile needs beyond it for an interval: fewer, and the interval is unbounded (not resolved). */
+export const MIN_BEYOND = 10;
+
 /** The q-quantile of sorted `s` (nearest rank, as the bench's other percentiles). */
 function sortedQuantile(s: Float64Array, q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
@@ -90,10 +93,15 @@ export function quantileDifferences(
   }
   const tail = (1 - confidence) / 2;
   const sa = Float64Array.from(a).sort();
+  // A quantile with fewer than MIN_BEYOND samples past it (a p99 of 20 calls is their maximum) has
+  // no interval a bootstrap can give: the draws never exceed the largest sample.
+  const unbounded = (q: number): boolean => n * (1 - q) < MIN_BEYOND;
   const sb = Float64Array.from(b).sort();
   return qs.map((q, j) => {
     const d = diffs[j]!.sort();
-    return { diff: sortedQuantile(sb, q) - sortedQuantile(sa, q), lo: d[Math.floor(tail * (resamples - 1))]!, hi: d[Math.ceil((1 - tail) * (resamples - 1))]! };
+    const diff = sortedQuantile(sb, q) - sortedQuantile(sa, q);
+    if (unbounded(q)) return { diff, lo: -Infinity, hi: Infinity };
+    return { diff, lo: d[Math.floor(tail * (resamples - 1))]!, hi: d[Math.ceil((1 - tail) * (resamples - 1))]! };
   });
 }
 

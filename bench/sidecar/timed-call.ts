@@ -25,9 +25,10 @@ export async function timedCall(client: Client, n: number): Promise<TimedCall> {
   const end = clock();
   const text = (r.content as { type: string; text?: string }[])[0]?.text ?? '';
   const [, , requestMs, leftAt] = text.split(' ');
-  if (r.isError || requestMs === undefined || leftAt === undefined || messageMs.length !== n) {
-    throw new Error(`timed call: ${messageMs.length} of ${n} notifications, answer ${JSON.stringify(text)}`);
-  }
   messageMs.push(end - Number(leftAt));
+  // A message without its stamp (NaN) is as missing as one that never came.
+  if (r.isError || Number.isNaN(Number(requestMs)) || messageMs.length !== n + 1 || messageMs.some(Number.isNaN)) {
+    throw new Error(`timed call: ${messageMs.length - 1} of ${n} notifications, answer ${JSON.stringify(text)}`);
+  }
   return { callMs: end - t0, requestMs: Number(requestMs), messageMs };
 }

@@ -59,3 +59,15 @@ describe('sidecar bench: samples that share their moment are drawn together', ()
     assert.throws(() => quantileDifferences(a, b, [0.99], { block: 7 }), /blocks of 7/);
   });
 });
+
+describe('sidecar bench: a p99 of too few samples', () => {
+  it('has no interval: unbounded, not resolved (a p99 of 20 calls is their maximum)', () => {
+    const a = Array.from({ length: 20 }, (_, i) => 1 + i / 100);
+    const d = quantileDifference(a, a.map((x) => x + 3), 0.99);
+    assert.equal(d.lo, -Infinity);
+    assert.equal(d.hi, Infinity);
+    assert.equal(latencyVerdict(d, 0.5), 'not resolved');
+    // The median of the same 20 has its interval.
+    assert.equal(latencyVerdict(quantileDifference(a, a.map((x) => x + 3), 0.5), 0.5), 'not met');
+  });
+});
