@@ -115,11 +115,23 @@ function nodeArgs(): string[] {
   return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
+/**
+ * FORKWATCH_BENCH_SESSIONS_MAX_MIX: `healthy` (default: the goal's sessions) or `forks`: the
+ * closed loop sends the lag run's bodies (one fork added per 102 healthy sessions), so that a lag
+ * run's CPU per session can be set beside a closed loop of the same sessions.
+ */
+function maxMix(): 'healthy' | 'forks' {
+  const m = process.env.FORKWATCH_BENCH_SESSIONS_MAX_MIX ?? 'healthy';
+  if (m !== 'healthy' && m !== 'forks') throw new Error(`FORKWATCH_BENCH_SESSIONS_MAX_MIX: healthy or forks, not ${m}`);
+  return m;
+}
+
 async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: number, measureSessions: number): Promise<MaxResult> {
   const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
   const s = senders(d, v);
+  const forks = maxMix() === 'forks';
   try {
-    const body = bodyStream(p.healthy);
+    const body = bodyStream(forks ? p.withForks : p.healthy);
     const warmBodies = Math.ceil(warmSessions / p.sessionsPerBody);
     const measureBodies = Math.ceil(measureSessions / p.sessionsPerBody);
     await sendClosedLoop(s.senders, warmBodies, body);
@@ -138,7 +150,7 @@ async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: nu
       ...v,
       build: b.label,
       sessions,
-      spans: measureBodies * p.spansPerBody,
+      spans: measureBodies * (forks ? p.spansPerForkBody : p.spansPerBody),
       cpu: c1 - c0,
       sendSeconds,
       restCpuPerSec,
@@ -233,6 +245,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
   const tag = (b: Build): string => (b.label === '' ? '' : `${b.label} `);
   print(`# healthy session: ${p.spansPerSession} forkwatch spans (${p.sessionSpanNames.map((n) => n.replace('forkwatch.', '')).join(', ')}), ${p.sessionsPerBody} sessions per request (${p.spansPerBody} spans, ${fmt(p.healthy[0]!.byteLength)} B protobuf)`);
   print(`# forkwatch serve from dist/, --decision-window-ms ${WINDOW_MS} --tick-interval-ms ${TICK_MS}, other flags default; ${fmt(warm)} sessions to warm up, then ${fmt(measure)} measured, closed loop;`);
+  if (maxMix() === 'forks') print(`# FORKWATCH_BENCH_SESSIONS_MAX_MIX=forks: the closed loop sends the lag run's bodies (one fork added per ${p.sessionsPerBody} healthy sessions), not the goal's`);
   print('# CPU = the detector process (all threads, /proc) from the first measured request until every session was decided and committed');
   if (bs.length > 1) print(`# side by side: base = ${bs[0]!.cli}, this = dist/ (base first, per variant)`);
   const variants: Variant[] = [
