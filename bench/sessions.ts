@@ -316,7 +316,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
       for (const b of bs) {
         const rs = results.filter((x) => x.build === b.label && x.transport === t && x.connections === 64);
         if (rs.length === 0) continue;
-        // 80 % (the goal's share) of the best measured rate: what a detector with its core to itself sustains.
+        // A share (the goal's 80 % by default) of the best measured rate: what a detector with its core to itself sustains.
         const rate = lagShare * Math.max(...rs.map((r) => r.sessions / r.cpu));
         const l = await runLag(p, { transport: t, connections: 64 }, b, rate, lagSeconds);
         print(

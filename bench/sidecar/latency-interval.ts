@@ -7,11 +7,12 @@
  * percentile bootstrap (resampling those moments) gives the difference with an interval, and the
  * verdict is 'not resolved' while the interval holds the bound.
  */
+import { seededRandom } from '../resample.js';
 
 /** Samples a quantile needs beyond it for an interval: fewer, and the interval is unbounded (not resolved). */
 export const MIN_BEYOND = 10;
 
-/** The q-quantile of sorted `s` (nearest rank, as the bench's other percentiles). */
+/** The q-quantile of sorted `s` by nearest rank, as this bench printed its percentiles before (bench/resample.ts interpolates). */
 function sortedQuantile(s: Float64Array, q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
@@ -30,21 +31,10 @@ export interface QuantileDifference {
   hi: number;
 }
 
-/** mulberry32: a seeded generator, so that one run's interval can be reproduced from its samples. */
-function generator(seed: number): () => number {
-  let t = seed >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * quantile(b, q) - quantile(a, q) for paired samples (a[i] and b[i] taken at the same moment),
  * with a paired percentile bootstrap interval: `resamples` (default 2,000) draws of n moments with
- * replacement, `confidence` (default 0.95), `seed` (default 1). Throws when the samples are
+ * replacement, `confidence` (default 0.95), `seed` (default bench/resample.ts's). Throws when the samples are
  * unpaired or empty: a bench's error, not a result.
  */
 export function quantileDifference(
@@ -74,7 +64,8 @@ export function quantileDifferences(
   if (n === 0 || b.length !== n || n % block !== 0) throw new Error(`paired samples needed, in blocks of ${block}: ${a.length} and ${b.length}`);
   const resamples = opts.resamples ?? 2000;
   const confidence = opts.confidence ?? 0.95;
-  const rand = generator(opts.seed ?? 1);
+  // The benches' fixed-seed generator: one run's samples always give the same interval.
+  const rand = seededRandom(opts.seed);
   const ra = new Float64Array(n);
   const rb = new Float64Array(n);
   const diffs = qs.map(() => new Float64Array(resamples));
