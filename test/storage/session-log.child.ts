@@ -1,6 +1,8 @@
 // Child of session-log.test.ts: a correlation engine over long sessions, saved by a real store
-// after every span. Before each commit it prints `pre N HASH` (the hash of every live session's
-// whole state), after it `ack N`, until the parent kills it with SIGKILL.
+// after every span. Each commit waits for one byte on stdin (the parent paces it, so it knows
+// which commit a kill can land in). Before the commit it prints `pre N HASH LOGS` (the hash of
+// every live session's whole state, and how many sessions have deltas in their log once commit N
+// is in), after it `ack N`, until the parent kills it with SIGKILL.
 import { createHash } from 'node:crypto';
 import { ByteWriter } from '../../src/correlate/byte-writer.js';
 import { encodeBinarySession } from '../../src/correlate/codec/binary-session.js';
@@ -26,7 +28,17 @@ if (process.argv[2] !== undefined) {
   const engine = new CorrelationEngine({ now: () => now }, {}, { maxEventsPerIncarnation: 40, maxRequestsPerSession: 8 });
   const scenarios = [0, 1, 2, 3].map((i) => (i === 3 ? seedScenario({ sessionId: `log-${i}` }) : healthyResumeScenario({ sessionId: `log-${i}` })));
   const spans = scenarios.map((sc) => [...sc.server, ...sc.client]);
+  // Whether each session's log holds deltas: a whole state empties it, a delta adds to it.
+  const logged = new Map<string, boolean>();
+  let permits = 0;
+  let wake: (() => void) | undefined;
+  process.stdin.on('data', (d: Buffer) => {
+    permits += d.length;
+    wake?.();
+  });
   for (let n = 0; ; n++) {
+    while (permits === 0) await new Promise<void>((r) => (wake = r));
+    permits--;
     // Four sessions that never end: each span comes again under a new span id.
     const list = spans[n % spans.length]!;
     const span = list[Math.floor(n / spans.length) % list.length]!;
@@ -34,9 +46,14 @@ if (process.argv[2] !== undefined) {
     now += 7;
     if (n % 50 === 0) engine.tick();
     const states = engine.takeDirty();
-    process.stdout.write(`pre ${n} ${stateHash(engine)}\n`);
+    for (const s of states) {
+      const deltas = (s.log?.length ?? 0) > 0;
+      logged.set(s.key, s.state !== undefined ? deltas : deltas || logged.get(s.key) === true);
+    }
+    let logs = 0;
+    for (const v of logged.values()) if (v) logs++;
+    process.stdout.write(`pre ${n} ${stateHash(engine)} ${logs}\n`);
     store.commit({ findings: [], states });
     process.stdout.write(`ack ${n}\n`);
-    if (n % 20 === 0) await new Promise((r) => setImmediate(r));
   }
 }

@@ -138,41 +138,56 @@ test('a schema-2 file with format-3 and JSON states (no log table) opens, migrat
 test('killed with SIGKILL between appends and compactions, a real file gives back the last acknowledged states', { timeout: 60_000 }, async (t) => {
   const path = tempDb(t);
   const child = spawn(process.execPath, ['--conditions=forkwatch-source', '--import', 'tsx', fileURLToPath(new URL('./session-log.child.ts', import.meta.url)), path], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   t.after(() => child.kill('SIGKILL'));
-  const pre = new Map<number, string>();
+  const pre = new Map<number, { hash: string; logs: number }>();
   let acked = -1;
   let buf = '';
-  // Past several compactions of each session (MAX_LOG_CHUNKS deltas), at a point that varies with the machine.
+  // Past several compactions of each session (MAX_LOG_CHUNKS deltas), at a point that varies with
+  // the machine. The child commits one step per byte it is sent, so the kill lands in commit
+  // `acked + 1` or after it. Where every session's log was just compacted there are no deltas to
+  // replay (the child's schedule has such commits, e.g. 650): the kill is sent where at least two
+  // sessions hold deltas and no tick comes next, so one does after either commit.
   const killAt = 600 + Math.floor(Math.random() * 200);
+  let killed = false;
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_c, sig) => resolve(sig)));
-  await new Promise<void>((resolve, reject) => {
-    child.on('exit', () => reject(new Error('child exited before it was killed')));
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop()!;
-      for (const l of lines) {
-        const [what, n, hash] = l.split(' ');
-        if (what === 'pre') pre.set(Number(n), hash!);
-        else acked = Number(n);
+  const drained = new Promise<void>((resolve) => child.stdout!.on('end', resolve));
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop()!;
+    for (const l of lines) {
+      const [what, n, hash, logs] = l.split(' ');
+      if (what === 'pre') pre.set(Number(n), { hash: hash!, logs: Number(logs) });
+      else if (!killed) {
+        acked = Number(n);
+        const next = acked + 1;
+        child.stdin!.write('g');
+        if (acked >= killAt && pre.get(acked)!.logs >= 2 && next % 50 !== 0) {
+          killed = true;
+          // A spin of up to a millisecond, so the kill lands anywhere in the next commit or after it.
+          const until = process.hrtime.bigint() + BigInt(Math.floor(Math.random() * 1_000_000));
+          while (process.hrtime.bigint() < until);
+          child.kill('SIGKILL');
+        }
       }
-      if (acked >= killAt) {
-        child.kill('SIGKILL');
-        resolve();
-      }
-    });
+    }
   });
-  assert.equal(await exited, 'SIGKILL');
+  child.stdin!.write('g');
+  assert.equal(await exited, 'SIGKILL', 'the child ran until it was killed');
+  await drained;
   const store = openStore({ path });
   t.after(() => store.close());
   const loaded = [...store.loadSessionStates()];
   assert.equal(loaded.length, 4);
-  assert.ok(loaded.some((r) => (r.log?.length ?? 0) > 0), 'some sessions have deltas to replay');
   const engine = new CorrelationEngine({ now: () => 0 }, {}, { maxEventsPerIncarnation: 40, maxRequestsPerSession: 8 });
   for (const r of loaded) engine.restore(r.key, r.state, r.log);
   const got = stateHash(engine);
   // The commit after the last acknowledged one may have landed before the kill.
-  assert.ok(got === pre.get(acked) || got === pre.get(acked + 1), `states of commit ${acked} (or ${acked + 1}) read back`);
+  const landed = [acked, acked + 1].find((n) => pre.get(n)?.hash === got);
+  assert.ok(landed !== undefined, `states of commit ${acked} (or ${acked + 1}) read back`);
+  const withDeltas = loaded.filter((r) => (r.log?.length ?? 0) > 0).length;
+  assert.equal(withDeltas, pre.get(landed)!.logs, 'the sessions with deltas are those the child wrote them for');
+  assert.ok(withDeltas > 0, 'some sessions have deltas to replay');
 });
