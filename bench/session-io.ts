@@ -69,8 +69,17 @@ export type ConnSender = (body: Uint8Array) => Promise<void>;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * What a set of senders was refused: answers of 503 / 429 (gRPC UNAVAILABLE / RESOURCE_EXHAUSTED),
+ * each retried after 100 ms as an exporter would (later, with backoff).
+ */
+export interface Refusals {
+  count: number;
+}
+
 /** `connections` OTLP/HTTP protobuf senders sharing a keep-alive agent of that many sockets. */
-export function httpConnSenders(otlpUrl: string, connections: number): { senders: ConnSender[]; close(): void } {
+export function httpConnSenders(otlpUrl: string, connections: number): { senders: ConnSender[]; refusals: Refusals; close(): void } {
+  const refusals: Refusals = { count: 0 };
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const url = new URL(`${otlpUrl}/v1/traces`);
   const once = (body: Uint8Array): Promise<number> =>
@@ -87,17 +96,19 @@ export function httpConnSenders(otlpUrl: string, connections: number): { senders
       const status = await once(body);
       if (status === 200) return;
       if (status !== 503 && status !== 429) throw new Error(`HTTP ${status}`);
+      refusals.count++;
       await sleep(100);
     }
   };
-  return { senders: Array.from({ length: connections }, () => send), close: () => agent.destroy() };
+  return { senders: Array.from({ length: connections }, () => send), refusals, close: () => agent.destroy() };
 }
 
 /**
  * `connections` OTLP/gRPC senders, each on an HTTP/2 connection of its own, reconnecting as an
  * exporter does when the detector closed it (its idle timeout's GOAWAY while a pass was deciding).
  */
-export function grpcConnSenders(address: string, connections: number): { senders: ConnSender[]; close(): void } {
+export function grpcConnSenders(address: string, connections: number): { senders: ConnSender[]; refusals: Refusals; close(): void } {
+  const refusals: Refusals = { count: 0 };
   const open = (): ClientHttp2Session => connect(`http://${address}`).on('error', () => undefined);
   const sessions: ClientHttp2Session[] = Array.from({ length: connections }, open);
   const once = (s: ClientHttp2Session, body: Uint8Array): Promise<string> =>
@@ -133,10 +144,11 @@ export function grpcConnSenders(address: string, connections: number): { senders
       }
       if (status === '0') return;
       if (status !== '14' && status !== '8') throw new Error(`grpc-status ${status}`);
+      refusals.count++;
       await sleep(100);
     }
   });
-  return { senders, close: () => sessions.forEach((s) => s.close()) };
+  return { senders, refusals, close: () => sessions.forEach((s) => s.close()) };
 }
 
 /** Sends `bodies()` closed-loop, every sender one request at a time, until `count` bodies were sent; resolves the seconds taken. */

@@ -11,7 +11,9 @@
  * are in the figure. Every session key is new (each body rewritten with a tag of its own).
  * Printed: healthy sessions per CPU-second, gRPC's CPU per span over HTTP's at the same connection
  * count, RSS per idle tracked (decided, uncompacted) session; then the detection lag of forks (one
- * seed-scenario fork per request) sent open-loop at 80 % of the sessions per CPU-second measured.
+ * seed-scenario fork per request) sent open-loop at 80 % of the sessions per CPU-second measured,
+ * with what the lag run's requests were refused and what held the detector's loop meanwhile (its
+ * loop delay and collector pauses, bench/loop-stalls.ts): a late finding beside a stall is explained.
  *
  * The detectors run with --decision-window-ms 2250 and --tick-interval-ms 100 (window + 250 ms =
  * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), other flags at their defaults.
@@ -31,7 +33,8 @@
  */
 import { resolve } from 'node:path';
 import { cpuSeconds, histogram, quantileBetween, residentMiB, scrape, counter } from './wire-io.js';
-import { grpcConnSenders, httpConnSenders, sendClosedLoop, sendPaced, startServe, type ConnSender, type ServeProc } from './session-io.js';
+import { grpcConnSenders, httpConnSenders, sendClosedLoop, sendPaced, startServe, type ConnSender, type Refusals, type ServeProc } from './session-io.js';
+import { formatStalls, loopStalls, type LoopStalls } from './loop-stalls.js';
 import { loadSessionPayloads, type SessionPayloads } from './session-payloads.js';
 
 const WINDOW_MS = 2250;
@@ -104,7 +107,7 @@ interface MaxResult extends Variant {
   received: number;
 }
 
-function senders(d: ServeProc, v: Variant): { senders: ConnSender[]; close(): void } {
+function senders(d: ServeProc, v: Variant): { senders: ConnSender[]; refusals: Refusals; close(): void } {
   return v.transport === 'http' ? httpConnSenders(d.otlpUrl, v.connections) : grpcConnSenders(d.grpc, v.connections);
 }
 
@@ -164,7 +167,13 @@ async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: nu
   }
 }
 
-async function runLag(p: SessionPayloads, v: Variant, b: Build, sessionsPerSec: number, seconds: number): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number }> {
+async function runLag(
+  p: SessionPayloads,
+  v: Variant,
+  b: Build,
+  sessionsPerSec: number,
+  seconds: number,
+): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number; refused: number; stalls: LoopStalls }> {
   const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
   const s = senders(d, v);
   try {
@@ -172,7 +181,9 @@ async function runLag(p: SessionPayloads, v: Variant, b: Build, sessionsPerSec: 
     // Warm the JIT as the throughput runs did, then measure from a scrape taken after it settled.
     await sendClosedLoop(s.senders, Math.ceil(20_000 / p.sessionsPerBody), body);
     await cpuWhenDecided(d.pid, performance.now());
-    const before = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+    const first = await scrape(d.httpUrl);
+    const before = histogram(first, 'forkwatch_detection_lag_seconds');
+    const refused0 = s.refusals.count;
     const bodiesPerSec = sessionsPerSec / p.sessionsPerBody;
     const t0 = performance.now();
     const c0 = cpuSeconds(d.pid);
@@ -180,11 +191,13 @@ async function runLag(p: SessionPayloads, v: Variant, b: Build, sessionsPerSec: 
     const wall = (performance.now() - t0) / 1000;
     const cpuShare = (cpuSeconds(d.pid) - c0) / wall;
     await cpuWhenDecided(d.pid, performance.now());
-    const after = histogram(await scrape(d.httpUrl), 'forkwatch_detection_lag_seconds');
+    const last = await scrape(d.httpUrl);
+    const after = histogram(last, 'forkwatch_detection_lag_seconds');
     const p50 = quantileBetween(before, after, 0.5);
     const p99 = quantileBetween(before, after, 0.99);
     const within = ((after.get(2.5) ?? 0) - (before.get(2.5) ?? 0)) / Math.max(1, p99.count);
-    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare };
+    const refused = s.refusals.count - refused0;
+    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare, refused, stalls: loopStalls(first, last) };
   } finally {
     s.close();
     await d.stop();
@@ -322,6 +335,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
         print(
           `  ${tag(b)}${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core, ${((l.cpuShare / l.offered) * 1e6).toFixed(1)} µs per session): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
         );
+        print(`    ${l.refused} requests refused (503/429, retried after 100 ms); from the detector's /metrics over the run: ${formatStalls(l.stalls)}`);
       }
     }
   }
