@@ -12,11 +12,14 @@
  * Printed: healthy sessions per CPU-second, gRPC's CPU per span over HTTP's at the same connection
  * count, RSS per idle tracked (decided, uncompacted) session; then the detection lag of forks (one
  * seed-scenario fork in one request of ten) sent open-loop at 80 % of the sessions per CPU-second measured,
- * with what the lag run's requests were refused and what held the detector's loop meanwhile (its
- * loop delay and collector pauses, bench/loop-stalls.ts): a late finding beside a stall is explained.
+ * with the sessions its detector evicted, what its requests were refused and what held its loop
+ * meanwhile (loop delay and collector pauses, bench/loop-stalls.ts): a late finding beside a stall
+ * or evictions is explained.
  *
  * The detectors run with --decision-window-ms 2250 and --tick-interval-ms 100 (window + 250 ms =
- * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), other flags at their defaults.
+ * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), the lag run's with --max-sessions
+ * sized to hold its sessions (FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS), other flags at their defaults.
+ * FORKWATCH_BENCH_SESSIONS_FORK_EVERY: one lag request in this many carries a fork (default 10).
  * FORKWATCH_BENCH_SESSIONS_WARM / _MEASURE: sessions per warm-up / measured pass (defaults 30,000
  * and 60,000); FORKWATCH_BENCH_SESSIONS_LAG_SECONDS: open-loop seconds per lag run (default 8);
  * FORKWATCH_BENCH_SESSIONS_LAG_SHARE: the lag run's rate as a share of the measured maximum (default
@@ -187,14 +190,36 @@ async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: nu
   }
 }
 
+/**
+ * FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS: the lag run's detector's --max-sessions (default
+ * 1,000,000: it holds every session of the run, ~350,000 at 33,000 a second, as the closed loop's
+ * detector holds its 90,000). With the flag's own default, 100,000, a detector at tens of
+ * thousands of sessions a second holds only a few seconds of them and evicts the rest, each
+ * eviction written as a deletion: the 2026-12-07 runs evicted ~70 % of their sessions and paid
+ * ~10 µs more per session, which put "80 %" of the closed-loop rate past a core. A detector is
+ * sized for its rate (docs/deployment.md, "Sizing"); set 100000 to measure one that is not.
+ */
+function lagMaxSessions(): string {
+  const raw = process.env.FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS ?? '1000000';
+  if (!/^\d+$/.test(raw)) throw new Error(`FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS: a whole number of sessions, not ${raw}`);
+  return raw;
+}
+
+/** Sessions the engine evicted to stay within --max-sessions or --max-tracked-events (`forkwatch_correlation_dropped_total`). */
+function capacityDrops(metrics: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(/^forkwatch_correlation_dropped_total\{[^}]*reason="(?:session|event)_capacity"[^}]*\} (\S+)$/gm)) n += Number(m[1]);
+  return n;
+}
+
 async function runLag(
   p: SessionPayloads,
   v: Variant,
   b: Build,
   sessionsPerSec: number,
   seconds: number,
-): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number; refused: number; stalls: LoopStalls }> {
-  const d = await startServe(DETECTOR_ARGS, nodeArgs(), b.cli);
+): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number; refused: number; evicted: number; stalls: LoopStalls }> {
+  const d = await startServe([...DETECTOR_ARGS, '--max-sessions', lagMaxSessions()], nodeArgs(), b.cli);
   const s = senders(d, v);
   try {
     const body = bodyStream(p.healthy, p.withForks, forkEvery());
@@ -217,7 +242,8 @@ async function runLag(
     const p99 = quantileBetween(before, after, 0.99);
     const within = ((after.get(2.5) ?? 0) - (before.get(2.5) ?? 0)) / Math.max(1, p99.count);
     const refused = s.refusals.count - refused0;
-    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare, refused, stalls: loopStalls(first, last) };
+    const evicted = capacityDrops(last) - capacityDrops(first);
+    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare, refused, evicted, stalls: loopStalls(first, last) };
   } finally {
     s.close();
     await d.stop();
@@ -345,8 +371,9 @@ export async function printSessions(print: (line: string) => void): Promise<void
   }
   if (parts.has('lag')) {
     print(
-      `# detection lag of forks (a seed fork in one request of ${forkEvery()}, i.e. per ${fmt(p.sessionsPerBody * forkEvery())} healthy sessions: FORKWATCH_BENCH_SESSIONS_FORK_EVERY), open loop for ${lagSeconds} s at ${Math.round(lagShare * 100)} % of the sessions per CPU-second above, 64 connections`,
+      `# detection lag of forks (a seed fork in one request of ${forkEvery()}, i.e. per ${fmt(p.sessionsPerBody * forkEvery())} healthy sessions: FORKWATCH_BENCH_SESSIONS_FORK_EVERY), open loop for ${lagSeconds} s at ${Math.round(lagShare * 100)} % of the sessions per CPU-second above, 64 connections;`,
     );
+    print(`# the detector with --max-sessions ${fmt(Number(lagMaxSessions()))} (FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS), so that it holds the run's sessions as the closed loop's holds its own`);
     for (const t of ['http', 'grpc'] as const) {
       for (const b of bs) {
         const rs = results.filter((x) => x.build === b.label && x.transport === t && x.connections === 64);
@@ -359,7 +386,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
         print(
           `  ${tag(b)}${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core, ${(perSession * 1e6).toFixed(1)} µs per session against ${(1e6 / best).toFixed(1)} closed-loop healthy): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
         );
-        print(`    ${l.refused} requests refused (503/429, retried after 100 ms); from the detector's /metrics over the run: ${formatStalls(l.stalls)}`);
+        print(`    ${fmt(l.evicted)} sessions evicted past --max-sessions ${fmt(Number(lagMaxSessions()))}; ${l.refused} requests refused (503/429, retried after 100 ms); from the detector's /metrics over the run: ${formatStalls(l.stalls)}`);
       }
     }
   }
