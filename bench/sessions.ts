@@ -17,8 +17,8 @@
  * or evictions is explained.
  *
  * The detectors run with --decision-window-ms 2250 and --tick-interval-ms 100 (window + 250 ms =
- * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), the lag run's with --max-sessions
- * sized to hold its sessions (FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS), other flags at their defaults.
+ * 2.5 s is a bucket bound of forkwatch_detection_lag_seconds), other flags at their defaults
+ * (the lag run's --max-sessions: FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS).
  * FORKWATCH_BENCH_SESSIONS_FORK_EVERY: one lag request in this many carries a fork (default 10).
  * FORKWATCH_BENCH_SESSIONS_WARM / _MEASURE: sessions per warm-up / measured pass (defaults 30,000
  * and 60,000); FORKWATCH_BENCH_SESSIONS_LAG_SECONDS: open-loop seconds per lag run (default 8);
@@ -191,16 +191,15 @@ async function runMax(p: SessionPayloads, v: Variant, b: Build, warmSessions: nu
 }
 
 /**
- * FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS: the lag run's detector's --max-sessions (default
- * 1,000,000: it holds every session of the run, ~350,000 at 33,000 a second, as the closed loop's
- * detector holds its 90,000). With the flag's own default, 100,000, a detector at tens of
- * thousands of sessions a second holds only a few seconds of them and evicts the rest, each
- * eviction written as a deletion: the 2026-12-07 runs evicted ~70 % of their sessions and paid
- * ~10 µs more per session, which put "80 %" of the closed-loop rate past a core. A detector is
- * sized for its rate (docs/deployment.md, "Sizing"); set 100000 to measure one that is not.
+ * FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS: the lag run's detector's --max-sessions (default: the
+ * flag's, 100,000, what an operator runs). At tens of thousands of sessions a second that many hold
+ * a few seconds of them, so most sessions of a lag run are evicted, each eviction written as a
+ * deletion (~10 µs more per session in the 2026-12-07 runs), where the closed loop's 90,000 never
+ * are; 1000000 holds a whole run (~350,000 sessions at 33,000 a second) at the price of a larger
+ * heap (longer collector pauses).
  */
 function lagMaxSessions(): string {
-  const raw = process.env.FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS ?? '1000000';
+  const raw = process.env.FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS ?? '100000';
   if (!/^\d+$/.test(raw)) throw new Error(`FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS: a whole number of sessions, not ${raw}`);
   return raw;
 }
@@ -373,7 +372,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
     print(
       `# detection lag of forks (a seed fork in one request of ${forkEvery()}, i.e. per ${fmt(p.sessionsPerBody * forkEvery())} healthy sessions: FORKWATCH_BENCH_SESSIONS_FORK_EVERY), open loop for ${lagSeconds} s at ${Math.round(lagShare * 100)} % of the sessions per CPU-second above, 64 connections;`,
     );
-    print(`# the detector with --max-sessions ${fmt(Number(lagMaxSessions()))} (FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS), so that it holds the run's sessions as the closed loop's holds its own`);
+    print(`# the detector with --max-sessions ${fmt(Number(lagMaxSessions()))} (FORKWATCH_BENCH_SESSIONS_LAG_MAX_SESSIONS); the closed loop's never reached it`);
     for (const t of ['http', 'grpc'] as const) {
       for (const b of bs) {
         const rs = results.filter((x) => x.build === b.label && x.transport === t && x.connections === 64);
