@@ -39,54 +39,10 @@ import { cpuSeconds, histogram, quantileBetween, residentMiB, scrape, counter } 
 import { grpcConnSenders, httpConnSenders, sendClosedLoop, sendPaced, startServe, type ConnSender, type Refusals, type ServeProc } from './session-io.js';
 import { formatStalls, loopStalls, type LoopStalls } from './loop-stalls.js';
 import { loadSessionPayloads, type SessionPayloads } from './session-payloads.js';
+import { bodyStream, forkEvery } from './session-bodies.js';
 
 const WINDOW_MS = 2250;
 const TICK_MS = 100;
-const KEY = Buffer.from('forkwatch.session.key');
-
-/** Where each body's session key values start: KeyValue{key, value: AnyValue{string_value (32 hex)}}. */
-function keyOffsets(b: Uint8Array): number[] {
-  const c = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  const at: number[] = [];
-  for (let i = c.indexOf(KEY); i >= 0; i = c.indexOf(KEY, i + KEY.length)) {
-    const v = i + KEY.length;
-    if (c[v] === 0x12 && c[v + 1] === 0x22 && c[v + 2] === 0x0a && c[v + 3] === 0x20) at.push(v + 4);
-  }
-  return at;
-}
-
-/**
- * Body `i` of an endless stream: template i mod n, its session keys' first 8 hex digits set to i
- * (so every session is new); with `forks`, every `forkEvery`-th body is the same template with its
- * seed-scenario fork session added.
- */
-function bodyStream(healthy: Uint8Array[], forks?: Uint8Array[], forkEvery = 1): (i: number) => Uint8Array {
-  const plain = healthy.map(keyOffsets);
-  const forked = forks?.map(keyOffsets);
-  return (i) => {
-    const t = i % healthy.length;
-    const fork = forks !== undefined && i % forkEvery === 0;
-    const c = Buffer.from(fork ? forks[t]! : healthy[t]!);
-    const tag = (i + 0x10000000).toString(16).slice(-8);
-    for (const v of fork ? forked![t]! : plain[t]!) c.write(tag, v, 'latin1');
-    return c;
-  };
-}
-
-/**
- * FORKWATCH_BENCH_SESSIONS_FORK_EVERY: one request in this many of the lag run carries a fork
- * (default 10: one fork per 1,020 healthy sessions). The goal's rate is of healthy sessions; a
- * fork costs the detector what a thousand of them do (its findings, evidence and lineage written),
- * so a fork in every request (1, the earlier runs' mix) more than doubled the CPU per session
- * and loaded the detector past its measured maximum at "80 %" of it.
- */
-function forkEvery(): number {
-  const raw = process.env.FORKWATCH_BENCH_SESSIONS_FORK_EVERY ?? '10';
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`FORKWATCH_BENCH_SESSIONS_FORK_EVERY: a whole number of requests >= 1, not ${raw}`);
-  return n;
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the decision window has passed since `lastSentAt`, then until the process's CPU is at rest; resolves its CPU seconds then. */
@@ -217,7 +173,7 @@ async function runLag(
   b: Build,
   sessionsPerSec: number,
   seconds: number,
-): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; cpuShare: number; refused: number; evicted: number; stalls: LoopStalls }> {
+): Promise<{ offered: number; p50: number; p99: number; findings: number; within: number; late: string; cpuShare: number; refused: number; evicted: number; stalls: LoopStalls }> {
   const d = await startServe([...DETECTOR_ARGS, '--max-sessions', lagMaxSessions()], nodeArgs(), b.cli);
   const s = senders(d, v);
   try {
@@ -242,7 +198,22 @@ async function runLag(
     const within = ((after.get(2.5) ?? 0) - (before.get(2.5) ?? 0)) / Math.max(1, p99.count);
     const refused = s.refusals.count - refused0;
     const evicted = capacityDrops(last) - capacityDrops(first);
-    return { offered: (sent * p.sessionsPerBody) / wall, p50: p50.value, p99: p99.value, findings: p99.count, within, cpuShare, refused, evicted, stalls: loopStalls(first, last) };
+    // Where the late findings fell: the histogram's bounds past window + 250 ms.
+    const inBucket = (le: number): number => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+    const les = [...after.keys()].filter((le) => le > 2.5).sort((a, b) => a - b);
+    const late = les.map((le, i) => [le, inBucket(le) - inBucket(i === 0 ? 2.5 : les[i - 1]!)] as const).filter(([, n]) => n > 0);
+    return {
+      offered: (sent * p.sessionsPerBody) / wall,
+      p50: p50.value,
+      p99: p99.value,
+      findings: p99.count,
+      within,
+      late: late.map(([le, n]) => `${n} <= ${le} s`).join(', ') || 'none',
+      cpuShare,
+      refused,
+      evicted,
+      stalls: loopStalls(first, last),
+    };
   } finally {
     s.close();
     await d.stop();
@@ -383,7 +354,7 @@ export async function printSessions(print: (line: string) => void): Promise<void
         const l = await runLag(p, { transport: t, connections: 64 }, b, rate, lagSeconds);
         const perSession = l.cpuShare / l.offered;
         print(
-          `  ${tag(b)}${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core, ${(perSession * 1e6).toFixed(1)} µs per session against ${(1e6 / best).toFixed(1)} closed-loop healthy): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms)`,
+          `  ${tag(b)}${t.padEnd(4)} at ${fmt(l.offered)} sessions/s offered (${fmt(rate)} asked; detector at ${(l.cpuShare * 100).toFixed(0)} % of a core, ${(perSession * 1e6).toFixed(1)} µs per session against ${(1e6 / best).toFixed(1)} closed-loop healthy): lag p50 ${(l.p50 * 1000).toFixed(0)} ms, p99 ${(l.p99 * 1000).toFixed(0)} ms over ${l.findings} findings; ${(l.within * 100).toFixed(1)} % within window + 250 ms (goal p99 <= ${WINDOW_MS + 250} ms); late: ${l.late}`,
         );
         print(`    ${fmt(l.evicted)} sessions evicted past --max-sessions ${fmt(Number(lagMaxSessions()))}; ${l.refused} requests refused (503/429, retried after 100 ms); from the detector's /metrics over the run: ${formatStalls(l.stalls)}`);
       }
