@@ -330,6 +330,7 @@ export class CorrelationEngine {
     this.full.delete(key);
     this.compacted.delete(key);
     this.pending.delete(key);
+    this.journal.forget(key);
   }
 
   /** A session with findings about to lose its full state: its lineage goes to storage with them. */

@@ -37,6 +37,28 @@ describe('CorrelationEngine: bounds', { timeout: 10_000 }, () => {
     assert.notEqual(h.engine.lineage(keys[4]!), undefined);
   });
 
+  it("the state journal keeps one mark per session held: evicted, compacted and expired sessions take theirs along", () => {
+    const h = harness({ maxSessions: 10, compactAfterMs: 60_000, sessionTtlMs: 600_000 });
+    const journal = (h.engine as unknown as { journal: { size: number } }).journal;
+    for (let i = 0; i < 50; i++) {
+      h.ingest(healthyResumeScenario({ sessionId: `j-${i}` }).server);
+      h.engine.takeDirty();
+    }
+    assert.equal(h.drops.get('session_capacity'), 40);
+    assert.equal(journal.size, 10, 'one mark per tracked session, none for the 40 evicted');
+    h.advance(120_000);
+    h.engine.takeDirty();
+    assert.equal(journal.size, 0, 'compacted sessions keep no mark');
+    // A compacted session that comes back is a new object: its first save is whole, and it is marked again.
+    h.ingest(healthyResumeScenario({ sessionId: 'j-49' }).server);
+    const again = h.engine.takeDirty();
+    assert.ok(again.length > 0 && again.every((c) => c.state !== undefined && c.log === undefined), 'written whole');
+    assert.equal(journal.size, 1);
+    h.advance(1_000_000);
+    h.engine.takeDirty();
+    assert.equal(journal.size, 0, 'expired sessions keep no mark');
+  });
+
   it('bounds requests per session', () => {
     const h = harness({ maxRequestsPerSession: 3 });
     const s = seedScenario();

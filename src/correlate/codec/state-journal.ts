@@ -10,6 +10,8 @@ export const MAX_LOG_CHUNKS = 64;
 export type SessionWrite = { state: Uint8Array; log?: undefined } | { state?: undefined; log: Uint8Array };
 
 interface JournalMark extends DeltaMark {
+  /** The session object the mark was made for: a new object under the same key starts whole. */
+  session: SessionState;
   generation: number;
   /** Bytes of the whole state last written, and of the deltas appended to it since. */
   baseBytes: number;
@@ -27,12 +29,29 @@ interface JournalMark extends DeltaMark {
  * costs at most twice the state), and when no delta can say what changed.
  */
 export class StateJournal {
-  private readonly marks = new WeakMap<SessionState, JournalMark>();
+  /**
+   * By session key, dropped by {@link forget}. A WeakMap keyed by the session object held the
+   * marks before: under churn (a detector evicting tens of thousands of sessions a second) its
+   * table filled with dead keys until the collector ran, and each growth rehashed it whole, on
+   * the commit's path: a lag run's profile spent ~1 s of its ~12 s of CPU in `WeakMap.set`, in
+   * stretches of 100-200 ms that held the event loop (2026-12-07).
+   */
+  private readonly marks = new Map<string, JournalMark>();
   private generation = 0;
+
+  /** Marks held: one per session written or restored since and not forgotten. */
+  get size(): number {
+    return this.marks.size;
+  }
+
+  private mark(s: SessionState): JournalMark | undefined {
+    const m = this.marks.get(s.key);
+    return m !== undefined && m.session === s ? m : undefined;
+  }
 
   /** Encodes `s` into `w` as a delta or whole. */
   write(w: ByteWriter, s: SessionState): SessionWrite {
-    const m = this.marks.get(s);
+    const m = this.mark(s);
     if (m !== undefined && m.generation === this.generation && m.chunks < MAX_LOG_CHUNKS && m.logBytes < m.baseBytes) {
       const log = encodeSessionDelta(w, s, m);
       if (log !== undefined) {
@@ -42,14 +61,14 @@ export class StateJournal {
       }
     }
     const state = encodeBinarySession(w, s);
-    if (m === undefined) this.marks.set(s, newMark(s, this.generation, state.length, 0, 0));
+    if (m === undefined) this.marks.set(s.key, newMark(s, this.generation, state.length, 0, 0));
     else resetMark(m, s, this.generation, state.length, 0, 0);
     return { state };
   }
 
   /** A span added request `r` to `s` (`added`) or completed it: the next delta carries it. */
   request(s: SessionState, r: RequestFact, added: boolean): void {
-    const m = this.marks.get(s);
+    const m = this.mark(s);
     if (m === undefined) return;
     if (added) (m.added ??= []).push(r);
     else (m.completed ??= []).push(r);
@@ -57,7 +76,7 @@ export class StateJournal {
 
   /** A decision was reported on `s`, or one of its orphans resolved: its resumes and emitted findings may have changed. */
   analysed(s: SessionState): void {
-    const m = this.marks.get(s);
+    const m = this.mark(s);
     if (m !== undefined) m.analysed = true;
   }
 
@@ -68,7 +87,12 @@ export class StateJournal {
   restored(s: SessionState, base: Uint8Array, log: readonly Uint8Array[]): void {
     let logBytes = 0;
     for (const c of log) logBytes += c.length;
-    this.marks.set(s, newMark(s, this.generation, base.length, logBytes, log.length));
+    this.marks.set(s.key, newMark(s, this.generation, base.length, logBytes, log.length));
+  }
+
+  /** The session under `key` left memory (dropped, expired or compacted): its mark goes with it. */
+  forget(key: string): void {
+    this.marks.delete(key);
   }
 
   /** Forgets every mark: each session's next write is whole. */
@@ -82,6 +106,7 @@ export class StateJournal {
 // save is whole), and gave the marks no stable shape.
 function newMark(s: SessionState, generation: number, baseBytes: number, logBytes: number, chunks: number): JournalMark {
   const m: JournalMark = {
+    session: s,
     events: 0,
     lastEvent: undefined,
     createdN: 0,
@@ -109,6 +134,7 @@ function newMark(s: SessionState, generation: number, baseBytes: number, logByte
 }
 
 function resetMark(m: JournalMark, s: SessionState, generation: number, baseBytes: number, logBytes: number, chunks: number): void {
+  m.session = s;
   setMark(m, s);
   m.generation = generation;
   m.baseBytes = baseBytes;
