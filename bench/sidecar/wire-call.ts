@@ -10,6 +10,10 @@ export interface TimedCall {
   requestMs: number;
   /** Each progress notification's, then the answer's: from the server's send to its bytes' arrival. */
   messageMs: number[];
+  /** Their keys in a capture (wire-capture.ts): `m:` and the stamp, as the server wrote it. */
+  messageKeys: string[];
+  /** The request's key in a capture: `r:` and its `sentAt`, as written in its body. */
+  requestKey: string;
 }
 
 /** A session a stock SDK client opened through one variant, called on the wire by {@link wireCall}. */
@@ -45,6 +49,7 @@ export function wireCall(s: WireSession, n: number): Promise<TimedCall> {
   const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'progress', arguments: { n, sentAt: t0 }, _meta: { progressToken: id } } });
   return new Promise<TimedCall>((resolve, reject) => {
     const messageMs: number[] = [];
+    const messageKeys: string[] = [];
     let requestMs = Number.NaN;
     let end = Number.NaN;
     let pending = '';
@@ -60,11 +65,14 @@ export function wireCall(s: WireSession, n: number): Promise<TimedCall> {
           .join('\n');
         if (data === '') continue;
         const m = JSON.parse(data) as { id?: number; method?: string; params?: { message?: string }; result?: { content?: { text?: string }[] } };
-        if (m.method === 'notifications/progress') messageMs.push(at - Number(m.params?.message));
-        else if (m.id === id) {
+        if (m.method === 'notifications/progress') {
+          messageMs.push(at - Number(m.params?.message));
+          messageKeys.push(`m:${m.params?.message}`);
+        } else if (m.id === id) {
           const [, , req, leftAt] = (m.result?.content?.[0]?.text ?? '').split(' ');
           requestMs = Number(req);
           messageMs.push(at - Number(leftAt));
+          messageKeys.push(`m:${leftAt}`);
           end = at;
         }
       }
@@ -99,7 +107,7 @@ export function wireCall(s: WireSession, n: number): Promise<TimedCall> {
           // A message without its stamp (NaN) is as missing as one that never came.
           if (res.statusCode !== 200 || Number.isNaN(end) || Number.isNaN(requestMs) || messageMs.length !== n + 1 || messageMs.some(Number.isNaN)) {
             reject(new Error(`wire call: status ${res.statusCode}, ${messageMs.length} of ${n + 1} messages, request ${requestMs}`));
-          } else resolve({ callMs: end - t0, requestMs, messageMs });
+          } else resolve({ callMs: end - t0, requestMs, messageMs, messageKeys, requestKey: `r:${JSON.stringify(t0)}` });
         });
         res.on('error', reject);
       },
