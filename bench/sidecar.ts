@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { latencyVerdict, quantile, quantileDifferences, type QuantileDifference } from './sidecar/latency-interval.js';
 import { PORT_LINE, startBackends, startProcess, type BenchProcess } from './sidecar/processes.js';
 import { wireCall, wireSession, type WireSession } from './sidecar/wire-call.js';
-import { captureAvailable, pairedTransits, startCapture, type CallKeys } from './sidecar/wire-capture.js';
+import { pairedTransits, tryCapture, type CallKeys } from './sidecar/wire-capture.js';
 
 const IN_FLIGHT = 4;
 const NOTIFICATIONS = [5, 50] as const;
@@ -120,7 +120,7 @@ export interface SidecarResult {
   exportBytesPerCall: number;
   loadAtStart: number[];
   /** The packet capture of the latency phase: taken (tcpdump here), packets the kernel dropped, keys seen on one leg only, calls paired. */
-  capture: { taken: boolean; dropped: number; unmatched: number; paired: { notifications: number; calls: number; leftOut: number }[] };
+  capture: { taken: boolean; reason: string; dropped: number; unmatched: number; paired: { notifications: number; calls: number; leftOut: number }[] };
 }
 
 export async function benchSidecar(): Promise<SidecarResult> {
@@ -170,8 +170,8 @@ export async function benchSidecar(): Promise<SidecarResult> {
     // and read on the wire in each client's session (bench/sidecar/wire-call.ts).
     const latency = new Map<string, Timings>();
     // What each proxy itself adds, from the packets in and out (wire-capture.ts), when tcpdump can run.
-    const capturing = process.env.SIDECAR_CAPTURE !== '0' && captureAvailable();
-    const capture = capturing ? await startCapture(upstream.port, proxies.map((p) => p.port)) : undefined;
+    const tried = await tryCapture(upstream.port, proxies.map((p) => p.port));
+    const capture = 'capture' in tried ? tried.capture : undefined;
     const keys = new Map<string, CallKeys[]>();
     for (const n of NOTIFICATIONS) {
       for (let i = 0; i < LATENCY_CALLS; i++) {
@@ -269,7 +269,10 @@ export async function benchSidecar(): Promise<SidecarResult> {
       rssAfterRunMiB,
       spansPerCall: (sink1.spans - sink0.spans) / fwCalls,
       exportBytesPerCall: (sink1.bytes - sink0.bytes) / fwCalls,
-      capture: captured === undefined ? { taken: false, dropped: 0, unmatched: 0, paired: [] } : { taken: true, dropped: captured.dropped, unmatched: captured.unmatched, paired: captureInfo },
+      capture:
+        captured === undefined
+          ? { taken: false, reason: 'reason' in tried ? tried.reason : '', dropped: 0, unmatched: 0, paired: [] }
+          : { taken: true, reason: '', dropped: captured.dropped, unmatched: captured.unmatched, paired: captureInfo },
       loadAtStart,
     };
   } finally {
@@ -345,7 +348,7 @@ export async function printSidecar(print: (line: string) => void): Promise<void>
   print(
     c.taken
       ? `  capture (tcpdump on lo): ${c.dropped} packets dropped, ${c.unmatched} stamps seen on one side only; calls paired: ${c.paired.map((p) => `${p.calls} at ${p.notifications} (${p.leftOut} left out)`).join(', ')}`
-      : '  capture: not taken (no tcpdump here, or SIDECAR_CAPTURE=0): the p99 goal is judged end to end',
+      : `  capture: not taken (${c.reason}): the p99 goal is judged end to end`,
   );
   print(`  exported per forkwatch call: ${r.spansPerCall.toFixed(3)} spans, ${Math.round(r.exportBytesPerCall)} bytes of OTLP`);
   const verdict = fails.length > 0 ? `FAIL (${fails.join('; ')})` : unresolved.length > 0 ? 'NOT RESOLVED' : 'PASS';

@@ -29,10 +29,18 @@ export interface WireCapture {
   stop(): Promise<{ transits: CaptureTransits; dropped: number; unmatched: number }>;
 }
 
-/** True when tcpdump can run here (it needs the binary and the right to capture). */
-export function captureAvailable(): boolean {
-  const r = spawnSync('tcpdump', ['--version'], { stdio: 'ignore' });
-  return r.status === 0;
+/**
+ * A capture of the latency phase when one can be taken, else why not (`SIDECAR_CAPTURE=0`, no
+ * tcpdump, or tcpdump refused: capturing needs root or CAP_NET_RAW): the bench then judges end to end.
+ */
+export async function tryCapture(upstreamPort: number, proxyPorts: readonly number[]): Promise<{ capture: WireCapture } | { reason: string }> {
+  if (process.env.SIDECAR_CAPTURE === '0') return { reason: 'SIDECAR_CAPTURE=0' };
+  if (spawnSync('tcpdump', ['--version'], { stdio: 'ignore' }).status !== 0) return { reason: 'no tcpdump here' };
+  try {
+    return { capture: await startCapture(upstreamPort, proxyPorts) };
+  } catch (err) {
+    return { reason: (err as Error).message.split('\n')[0]! };
+  }
 }
 
 /**
