@@ -184,7 +184,9 @@ export async function benchSidecar(): Promise<SidecarResult> {
           xs.request.push(t.requestMs);
           xs.message.push(...t.messageMs);
           latency.set(key, xs);
-          keys.set(key, [...(keys.get(key) ?? []), t]);
+          const ks = keys.get(key);
+          if (ks === undefined) keys.set(key, [t]);
+          else ks.push(t);
         }
       }
     }
@@ -312,9 +314,6 @@ export async function printSidecar(print: (line: string) => void): Promise<void>
     if (isBare) continue;
     const a = row.added!;
     const ta = row.throughAdded;
-    if (ta !== undefined) {
-      print(`  ${''.padEnd(27)} | added through it, ms [95 % interval]: request p50 ${ms(ta.request[0])} p99 ${ms(ta.request[1])}; message p50 ${ms(ta.message[0])} p99 ${ms(ta.message[1])}`);
-    }
     // The goal is judged on what the proxy itself adds, packet in to packet out, when captured;
     // else on the transits end to end (the request on its way in, each message on its way out).
     const judged: [string, QuantileDifference][] =
@@ -328,9 +327,12 @@ export async function printSidecar(print: (line: string) => void): Promise<void>
             ['message', a.message[1]],
           ];
     const verdicts = judged.map(([, d]) => latencyVerdict(d, SIDECAR_GOALS.addedP99Ms));
-    const verdict = verdicts.includes('not met') ? 'not met' : verdicts.includes('not resolved') ? 'not resolved' : 'met';
+    const verdict = `: p99 ${verdicts.includes('not met') ? 'not met' : verdicts.includes('not resolved') ? 'not resolved' : 'met'}`;
+    if (ta !== undefined) {
+      print(`  ${''.padEnd(27)} | added through it, ms [95 % interval]: request p50 ${ms(ta.request[0])} p99 ${ms(ta.request[1])}; message p50 ${ms(ta.message[0])} p99 ${ms(ta.message[1])}${verdict}`);
+    }
     print(
-      `  ${''.padEnd(27)} | added, ms [95 % interval]: request p50 ${ms(a.request[0])} p99 ${ms(a.request[1])}; message p50 ${ms(a.message[0])} p99 ${ms(a.message[1])}: p99 ${verdict}`,
+      `  ${''.padEnd(27)} | added end to end, ms [95 % interval]: request p50 ${ms(a.request[0])} p99 ${ms(a.request[1])}; message p50 ${ms(a.message[0])} p99 ${ms(a.message[1])}${ta === undefined ? verdict : ''}`,
     );
     print(`  ${''.padEnd(27)} | (the whole call: p50 ${ms(a.call[0])} p99 ${ms(a.call[1])})`);
     if (row.ratio > SIDECAR_GOALS.cpuRatio) fails.push(`${row.variant} at ${row.notifications}: CPU ${row.ratio.toFixed(2)}x > ${SIDECAR_GOALS.cpuRatio}x`);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 /** Bytes kept of each packet: several events of a call can share one (the stamps are in each). */
 const SNAP_BYTES = 16384;
 
-/** One stamped message's two packets, ns since the epoch (the kernel's clock). */
+/** A stamp's packet (its moment, ns since the capture's first second) or its way through a proxy (ns). */
 export interface PacketTransit {
   /** The proxy's listening port: which variant carried it. */
   port: number;
@@ -51,20 +51,27 @@ export async function startCapture(upstreamPort: number, proxyPorts: readonly nu
   const dir = mkdtempSync(join(tmpdir(), 'forkwatch-capture-'));
   const file = join(dir, 'wire.pcap');
   const ports = [upstreamPort, ...proxyPorts].map((p) => `port ${p}`).join(' or ');
-  // -Z root: the file stays writable where it was made; -B: 64 MiB of kernel buffer, no drops at this rate.
+  // --immediate-mode: each packet reaches tcpdump as it comes (in blocks, those of the last block
+  // were lost at SIGINT); -Z root: the file stays where it was made; -B: 64 MiB of kernel buffer.
   const child: ChildProcess = spawn(
     'tcpdump',
     ['-i', 'lo', '-w', file, '-U', '--immediate-mode', '-Z', 'root', '-B', '65536', '-s', String(SNAP_BYTES), '--time-stamp-precision=nano', `tcp and (tcp[tcpflags] & tcp-push != 0) and (${ports})`],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (stderr.includes('listening on')) resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('listening on')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`tcpdump exited with ${String(code)}: ${stderr.trim()}`)));
+      child.once('error', reject);
     });
-    child.once('exit', (code) => reject(new Error(`tcpdump exited with ${String(code)}: ${stderr.trim()}`)));
-  });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     stop: async () => {
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
