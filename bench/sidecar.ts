@@ -224,26 +224,24 @@ export async function benchSidecar(): Promise<SidecarResult> {
     for (const n of NOTIFICATIONS) {
       const bare = cpu.get(`bare pipe/${n}`)!;
       const bareLat = latency.get(`bare pipe/${n}`)!;
-      // Over the bare pipe, moment by moment: call i (the messages of call i) of each variant.
-      const added = (lat: Timings): Added => {
-        const two = (k: keyof Timings): [QuantileDifference, QuantileDifference] => {
-          // A call's messages are drawn together (block): they share its moment.
-          const block = k === 'message' ? n + 1 : 1;
-          const d = quantileDifferences(bareLat[k], lat[k], [0.5, 0.99], { resamples: resamplesFor(lat[k].length), block });
-          return [d[0]!, d[1]!];
-        };
-        return { call: two('call'), request: two('request'), message: two('message') };
+      // Over the bare pipe, moment by moment: call i (the messages of call i) of each variant; a
+      // call's messages are drawn together (block): they share its moment.
+      const over = (base: number[], mine: number[], messages: boolean): [QuantileDifference, QuantileDifference] => {
+        const d = quantileDifferences(base, mine, [0.5, 0.99], { resamples: resamplesFor(mine.length), block: messages ? n + 1 : 1 });
+        return [d[0]!, d[1]!];
       };
+      const added = (lat: Timings): Added => ({
+        call: over(bareLat.call, lat.call, false),
+        request: over(bareLat.request, lat.request, false),
+        message: over(bareLat.message, lat.message, true),
+      });
       const paired = captured && pairedTransits(new Map(variants.map((v) => [v.name, keys.get(`${v.name}/${n}`)!])), captured.transits);
       if (paired) captureInfo.push({ notifications: n, calls: LATENCY_CALLS - paired.leftOut, leftOut: paired.leftOut });
       const bareThrough = paired && paired.byVariant.get('bare pipe')!;
-      const throughAdded = (t: { request: number[]; message: number[] }): NonNullable<SidecarRow['throughAdded']> => {
-        const two = (k: 'request' | 'message'): [QuantileDifference, QuantileDifference] => {
-          const d = quantileDifferences(bareThrough![k], t[k], [0.5, 0.99], { resamples: resamplesFor(t[k].length), block: k === 'message' ? n + 1 : 1 });
-          return [d[0]!, d[1]!];
-        };
-        return { request: two('request'), message: two('message') };
-      };
+      const throughAdded = (t: { request: number[]; message: number[] }): NonNullable<SidecarRow['throughAdded']> => ({
+        request: over(bareThrough!.request, t.request, false),
+        message: over(bareThrough!.message, t.message, true),
+      });
       for (const v of variants) {
         const mine = cpu.get(`${v.name}/${n}`)!;
         const lat = latency.get(`${v.name}/${n}`)!;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SseParser } from '@forkwatch/instrumentation/wire';
 import { clock } from './transit-clock.js';
 
 /** One call of the latency phase, ms: the whole call, the request's way in, each message's way out. */
@@ -52,19 +53,11 @@ export function wireCall(s: WireSession, n: number): Promise<TimedCall> {
     const messageKeys: string[] = [];
     let requestMs = Number.NaN;
     let end = Number.NaN;
-    let pending = '';
+    const sse = new SseParser();
     const read = (text: string, at: number): void => {
-      pending += text;
-      for (let cut = pending.indexOf('\n\n'); cut >= 0; cut = pending.indexOf('\n\n')) {
-        const block = pending.slice(0, cut);
-        pending = pending.slice(cut + 2);
-        const data = block
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n');
-        if (data === '') continue;
-        const m = JSON.parse(data) as { id?: number; method?: string; params?: { message?: string }; result?: { content?: { text?: string }[] } };
+      for (const ev of sse.push(text)) {
+        if (ev.data === '') continue;
+        const m = JSON.parse(ev.data) as { id?: number; method?: string; params?: { message?: string }; result?: { content?: { text?: string }[] } };
         if (m.method === 'notifications/progress') {
           messageMs.push(at - Number(m.params?.message));
           messageKeys.push(`m:${m.params?.message}`);
@@ -97,7 +90,7 @@ export function wireCall(s: WireSession, n: number): Promise<TimedCall> {
         res.on('data', (text: string) => {
           const at = clock();
           try {
-            read(text.replaceAll('\r', ''), at);
+            read(text, at);
           } catch (err) {
             reject(err as Error);
             res.destroy();
