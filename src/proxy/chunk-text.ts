@@ -11,6 +11,11 @@ import { StringDecoder } from 'node:string_decoder';
 export class ChunkText {
   private decoder: StringDecoder | undefined;
 
+  /** True while no chunk needed the decoder: no bytes of a character are pending. */
+  get clear(): boolean {
+    return this.decoder === undefined;
+  }
+
   /** The text of `chunk`, less any trailing bytes of a character its next chunk completes. */
   write(chunk: Buffer): string {
     if (this.decoder === undefined) {

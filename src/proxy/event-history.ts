@@ -58,7 +58,8 @@ export class EventHistory {
    * when it cannot wait), as the instrumentation's rings read theirs;
    * `origin`: the incarnation and protocol version it passed in (one object per exchange);
    * `logged`: its place in the session's log (read now, not kept). A buffered record keeps `id`:
-   * pass one detached from the SSE frame (own-string.ts `detach`).
+   * pass one detached from the SSE frame (own-string.ts `detach`); `own`: `data` is a string of
+   * its own too (sse-scan.ts), kept without a copy.
    */
   record(
     s: ProxySession | undefined,
@@ -70,6 +71,7 @@ export class EventHistory {
     replayed: boolean,
     origin: EventOrigin,
     at: number,
+    own = false,
   ): void {
     const buffer = s !== undefined && !this.immediate && !s.history.live;
     const slot = buffer ? this.store.next(s.history.ring) : new EventSlot();
@@ -85,7 +87,7 @@ export class EventHistory {
     // unread), as the instrumentation's rings do. An unread slot's kind is undefined.
     if (info !== undefined) setInfo(slot, info);
     else slot.kind = undefined;
-    if (buffer && this.store.keepText(slot, data)) return;
+    if (buffer && this.store.keepText(slot, data, own)) return;
     this.read(slot, data);
     if (!buffer) this.spans.event(s, sessionId, slot);
   }

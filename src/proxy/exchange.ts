@@ -26,6 +26,7 @@ import type { PendingResume, ProxySession } from './session-table.js';
 import { probeAfterOutage } from './outage-probe.js';
 import { probeSession } from './resume-probe.js';
 import { SseRelay } from './sse-relay.js';
+import { printOf, type ScannedEvent } from './sse-scan.js';
 import { upstreamTimeouts } from './upstream-timeouts.js';
 import { JSONRPC_UPSTREAM_ERROR, refuse, type ProxyContext } from './proxy-context.js';
 
@@ -277,7 +278,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
         ctx.history.record(undefined, sid, ev.id, ev.data, info, undefined, false, (origin ??= { incarnation: undefined, protocolVersion: pv }), at);
         return;
       }
-      const print = payloadPrint(ev.data);
+      // Read off the chunk's bytes (sse-scan.ts): the hashes are taken, the strings its own.
+      const scanned = (ev as Partial<ScannedEvent>).print !== undefined ? (ev as ScannedEvent) : undefined;
+      const print = scanned !== undefined ? scanned.print : payloadPrint(ev.data);
       s.sendsIds = true;
       if (judged === undefined && s.log.size > 0) {
         const c = judge(ev, print);
@@ -291,9 +294,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       } else if (s.pendingResume !== undefined) {
         settleResume(ctx, s, 'unknown');
       }
-      const replayed = s.log.add(ev.id, print);
+      const replayed = scanned !== undefined ? s.log.addHashed(ev.id, scanned.idLo, scanned.idHi, print) : s.log.add(ev.id, print);
       if (origin === undefined || origin.incarnation !== s.incarnation) origin = { incarnation: s.incarnation, protocolVersion: pv };
-      ctx.history.record(s, sid, detach(ev.id), ev.data, info, s.log, replayed, origin, at);
+      ctx.history.record(s, sid, scanned !== undefined ? ev.id : detach(ev.id), ev.data, info, s.log, replayed, origin, at, scanned !== undefined);
       if (late) ctx.history.moment(s, false);
     };
     if (isInit && s !== undefined) {
@@ -330,7 +333,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       res,
       {
         onEvent,
-        decide: (ev) => refuseIfForked(judge(ev, payloadPrint(ev.data))),
+        decide: (ev) => refuseIfForked(judge(ev, printOf(ev))),
         // A resume that replayed nothing in the hold: ask the upstream for one event of the session.
         onHoldExpired: () => probeResume(),
       },

@@ -52,7 +52,45 @@ export function hash64(s: string, seedLo: number, seedHi: number): number {
   return h1 | 0;
 }
 
-/** The high half of the last {@link hash64} (or {@link idHash}). */
+/**
+ * {@link hash64} of the string whose UTF-16 code units are the bytes `b[start, end)` (ASCII
+ * bytes: the string they decode to), read in place: the sidecar's SSE relay hashes an event's id
+ * and data straight off the chunk (sse-scan.ts), without the string, the native copy into the
+ * scratch, or the call that makes it. Equal to hash64 of that string by construction (the same
+ * words in the same order), which test/proxy/id-hash.test.ts checks.
+ */
+export function hashBytes(b: Uint8Array, start: number, end: number, seedLo: number, seedHi: number): number {
+  const n = end - start;
+  let h1 = seedLo ^ n;
+  let h2 = seedHi ^ n;
+  let i = start;
+  for (; i + 1 < end; i += 2) {
+    const c = b[i]! | (b[i + 1]! << 16);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+    h2 = (h2 << 17) | (h2 >>> 15);
+  }
+  if (i < end) {
+    // An odd count: the last word's second unit is zero, as hash64's scratch has it.
+    const c = b[i]!;
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+    h2 = (h2 << 17) | (h2 >>> 15);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  lastHi = h2 | 0;
+  return h1 | 0;
+}
+
+/** {@link idHash} of the id whose ASCII bytes are `b[start, end)`; {@link hashHi} then gives the high half. */
+export function idHashBytes(b: Uint8Array, start: number, end: number): number {
+  return hashBytes(b, start, end, SEED_LO, SEED_HI);
+}
+
+/** The high half of the last {@link hash64} (or {@link idHash}, {@link hashBytes}). */
 export function hashHi(): number {
   return lastHi;
 }

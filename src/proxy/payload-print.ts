@@ -1,4 +1,7 @@
-import { hash64, hashHi } from './id-hash.js';
+import { hash64, hashBytes, hashHi } from './id-hash.js';
+
+const PRINT_LO = 0xdeadbeef;
+const PRINT_HI = 0x41c6ce57;
 
 /**
  * A 53-bit fingerprint of an SSE event's data (id-hash.ts's hash over its UTF-16 code units), for
@@ -11,6 +14,12 @@ import { hash64, hashHi } from './id-hash.js';
  * earlier id.
  */
 export function payloadPrint(data: string): number {
-  const lo = hash64(data, 0xdeadbeef, 0x41c6ce57);
+  const lo = hash64(data, PRINT_LO, PRINT_HI);
+  return 4294967296 * (2097151 & hashHi()) + (lo >>> 0);
+}
+
+/** {@link payloadPrint} of the data whose ASCII bytes are `b[start, end)`, read in place. */
+export function payloadPrintBytes(b: Uint8Array, start: number, end: number): number {
+  const lo = hashBytes(b, start, end, PRINT_LO, PRINT_HI);
   return 4294967296 * (2097151 & hashHi()) + (lo >>> 0);
 }

@@ -93,7 +93,11 @@ export class SessionEventLog implements EventSequence {
    */
   add(id: string, print: number): boolean {
     const lo = idHash(id);
-    const hi = hashHi();
+    return this.addHashed(id, lo, hashHi(), print);
+  }
+
+  /** {@link add} of an id whose hash (id-hash.ts idHash, both halves) the caller took already. */
+  addHashed(id: string, lo: number, hi: number, print: number): boolean {
     const known = this.find(lo, hi);
     if (known >= 0) {
       this.seq = this.seqs[known]!;

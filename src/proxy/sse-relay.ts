@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SseParser, type SseEvent } from './building-blocks.js';
 import { ChunkText } from './chunk-text.js';
 import type { Deadline, Deadlines } from './deadlines.js';
+import { scanEvents, type ScannedEvent } from './sse-scan.js';
 
 /** What the relay's owner decides on the first id-bearing event of a held answer. */
 export type HoldDecision = 'pass' | 'refuse';
@@ -29,11 +30,14 @@ export interface SseRelayHooks {
  * parsing a copy to report each event (bounded by `maxEventChars`: larger events pass through
  * unrecorded). With `hold`, nothing is written until the first id-bearing event is judged, the
  * hold time runs out, or `maxHoldChars` are held: then everything held goes out at once, unless
- * refused. Backpressure: the upstream is paused while the client's socket is full.
+ * refused. Backpressure: the upstream is paused while the client's socket is full. A chunk of
+ * whole plain events, between events, is read off its bytes (sse-scan.ts); any other as text.
  */
 export class SseRelay {
   private readonly parser: SseParser;
   private readonly decoder = new ChunkText();
+  /** The events of the last chunk read off its bytes (reused chunk to chunk). */
+  private readonly scanned: ScannedEvent[] = [];
   private held: Buffer[] | undefined;
   private heldChars = 0;
   private timer: Deadline | undefined;
@@ -48,7 +52,7 @@ export class SseRelay {
     private readonly upstream: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly hooks: SseRelayHooks,
-    maxEventChars: number,
+    private readonly maxEventChars: number,
     hold: { writeHead: () => void; ms: number; maxChars: number; deadlines: Deadlines } | undefined,
     /** Told of every chunk (the body's idle bound). */
     private readonly idle: { touch(): void },
@@ -91,9 +95,16 @@ export class SseRelay {
       this.wrote = true;
       if (!this.res.write(chunk)) this.upstream.pause();
     }
-    const text = this.decoder.write(chunk);
-    this.tail = text.length >= 4 ? text : (this.tail.slice(-4) + text).slice(-4);
-    const events = this.parser.push(text);
+    let events: readonly SseEvent[];
+    if (this.parser.idle && this.decoder.clear && scanEvents(chunk, this.maxEventChars, this.scanned)) {
+      // Whole events: the body so far ends with a blank line.
+      this.tail = '\n\n';
+      events = this.scanned;
+    } else {
+      const text = this.decoder.write(chunk);
+      this.tail = text.length >= 4 ? text : (this.tail.slice(-4) + text).slice(-4);
+      events = this.parser.push(text);
+    }
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       if (this.held !== undefined && ev.id !== undefined && this.hooks.decide) {

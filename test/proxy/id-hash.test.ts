@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hash64, hashHi, idHash } from '../../src/proxy/id-hash.js';
+import { hash64, hashBytes, hashHi, idHash, idHashBytes } from '../../src/proxy/id-hash.js';
 
 const both = (s: string): string => `${hash64(s, 7, 11)}:${hashHi()}`;
 
@@ -34,4 +34,14 @@ test('hash64: one unit changed anywhere, or one appended (a zero unit included),
   assert.equal(seen.size, 3 + 10 * 3);
   const lone = new Set(['\ud800', '\ud801', '\udc00', '\ufffd', 'a\ud800', 'a\ufffd'].map(both));
   assert.equal(lone.size, 6, 'lone surrogates are hashed as the units they are, not replaced');
+});
+
+test('hashBytes over ASCII bytes is hash64 of the string they spell (even and odd lengths, past a scratch piece)', () => {
+  for (const n of [0, 1, 2, 3, 64, 65, 1023, 1024, 1025, 2049]) {
+    let s = '';
+    for (let i = 0; i < n; i++) s += String.fromCharCode(32 + ((i * 7919) % 95));
+    const framed = Buffer.from(`id: ${s}\n`);
+    assert.equal(`${hashBytes(framed, 4, 4 + n, 7, 11)}:${hashHi()}`, both(s), `${n} chars`);
+    assert.equal(`${idHashBytes(framed, 4, 4 + n)}:${hashHi()}`, `${idHash(s)}:${hashHi()}`, `${n} chars`);
+  }
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { payloadPrint } from '../../src/proxy/payload-print.js';
+import { payloadPrint, payloadPrintBytes } from '../../src/proxy/payload-print.js';
 
 test('payloadPrint: the same data gives the same print; any change of a character or the length gives another', () => {
   const base = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}';
@@ -23,4 +23,12 @@ test('payloadPrint: a change in the high byte of a character, or past the first 
   const prints = new Set<number>([payloadPrint(long)]);
   for (const at of [1023, 1024, 1025, 2048, long.length - 2]) prints.add(payloadPrint(long.slice(0, at) + 'y' + long.slice(at + 1)));
   assert.equal(prints.size, 6);
+});
+
+test('payloadPrintBytes over ASCII bytes is payloadPrint of the string', () => {
+  const data = '{"method":"notifications/progress","params":{"progressToken":7,"progress":3,"total":50},"jsonrpc":"2.0"}';
+  for (const d of [data, data.slice(1), '']) {
+    const b = Buffer.from(`data: ${d}\n\n`);
+    assert.equal(payloadPrintBytes(b, 6, 6 + d.length), payloadPrint(d));
+  }
 });

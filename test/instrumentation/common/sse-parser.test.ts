@@ -122,3 +122,18 @@ describe('SseParser', () => {
     }
   });
 });
+
+it('idle: true between events only (nothing carried over, no field of an event under way)', () => {
+  const p = new SseParser();
+  assert.equal(p.idle, true);
+  p.push('id: 1\n');
+  assert.equal(p.idle, false);
+  p.push('data: x\n\n');
+  assert.equal(p.idle, true);
+  p.push('data: half a li');
+  assert.equal(p.idle, false);
+  p.push('ne\n\nevent: x\n');
+  assert.equal(p.idle, false);
+  p.push('\n');
+  assert.equal(p.idle, true);
+});

@@ -130,12 +130,13 @@ export class EventRingStore {
   /**
    * Keeps `text` (a copy: never a view of the frame it was cut from) as the payload of `slot`,
    * which must belong to a ring of this store, when it fits in `maxTextChars`; false when it does
-   * not (empty text is never kept): the caller digests and reads it now.
+   * not (empty text is never kept): the caller digests and reads it now. `own`: `text` is a
+   * string of its own (no frame behind it), kept as it is.
    */
-  keepText(slot: EventSlot, text: string): boolean {
+  keepText(slot: EventSlot, text: string, own = false): boolean {
     if (slot.text !== undefined) this.takeText(slot);
     if (text.length === 0 || this.textChars + text.length > this.maxTextChars) return false;
-    slot.text = detach(text);
+    slot.text = own ? text : detach(text);
     this.textChars += text.length;
     return true;
   }

@@ -59,6 +59,11 @@ export class SseParser {
     private readonly idsOnly = false,
   ) {}
 
+  /** True when no event is under way: nothing carried over, the next chunk starts a new event. */
+  get idle(): boolean {
+    return this.buf.length === 0 && this.pendingChars === 0 && this.dataLines === 0 && this.id === undefined && this.event === '' && !this.skipping;
+  }
+
   /** Feeds a chunk of text; returns the events it completed (a shared empty array when none). */
   push(chunk: string): readonly SseEvent[] {
     if (this.idsOnly && this.idFree(chunk)) return NO_EVENTS;

@@ -1,0 +1,119 @@
+import type { SseEvent } from './building-blocks.js';
+import { hashHi, idHashBytes } from './id-hash.js';
+import { payloadPrint, payloadPrintBytes } from './payload-print.js';
+
+/** An SSE event read straight off a chunk's bytes, with what the session log takes of it. */
+export interface ScannedEvent extends SseEvent {
+  /** payloadPrint(data), taken from the bytes. */
+  print: number;
+  /** idHash(id) and its high half, from the bytes (0 when the event has no id). */
+  idLo: number;
+  idHi: number;
+}
+
+const MESSAGE = 'message';
+const MESSAGE_BYTES = Buffer.from(MESSAGE);
+
+/**
+ * Reads the events of one chunk as bytes, the common case of the sidecar's SSE relay: a chunk of
+ * whole events (it ends with a blank line), plain ASCII, LF line ends, at most one `data:` line
+ * per event, each event within `maxEventChars`. That is what the SDKs send, one `res.write` per
+ * event. The text path (decode, SseParser on the text, payloadPrint and idHash over the strings)
+ * was most of the proxy's work per event as deployed (`npm run bench -- sidecar-instructions`):
+ * here each line is walked once in JS, the id and data hashed in place (id-hash.ts hashBytes,
+ * equal to the strings' hashes), and only the id and data become strings, each its own (no frame
+ * behind it, nothing to detach). Returns the events in `out` (cleared first), or false when the
+ * chunk is anything else (a CR, a byte past ASCII or NUL, a field line without a colon, a second
+ * data line, a chunk that stops inside an event): the caller then reads it as text, which the
+ * SseParser's rules were written for, so both paths give the same events. Never throws.
+ */
+export function scanEvents(chunk: Buffer, maxEventChars: number, out: ScannedEvent[]): boolean {
+  out.length = 0;
+  const n = chunk.length;
+  if (n < 2 || chunk[n - 1] !== 10 || chunk[n - 2] !== 10) return false;
+  let eventStart = 0;
+  let idStart = -1;
+  let idEnd = -1;
+  let dataStart = -1;
+  let dataEnd = -1;
+  let typeStart = -1;
+  let typeEnd = -1;
+  let i = 0;
+  while (i < n) {
+    const first = chunk[i]!;
+    if (first === 10) {
+      // A blank line ends the event: one with an id or a data line is dispatched.
+      if (idStart >= 0 || dataStart >= 0) {
+        if (i - eventStart > maxEventChars) return false;
+        out.push(event(chunk, idStart, idEnd, dataStart, dataEnd, typeStart, typeEnd));
+      }
+      idStart = idEnd = dataStart = dataEnd = typeStart = typeEnd = -1;
+      eventStart = ++i;
+      continue;
+    }
+    // The field name runs to the first colon.
+    let colon = i;
+    for (; colon < n; colon++) {
+      const b = chunk[colon]!;
+      if (b === 58) break;
+      if (b === 10 || b === 13 || b === 0 || b > 127) return false;
+    }
+    if (colon === n) return false;
+    let end = colon + 1;
+    for (; end < n; end++) {
+      const b = chunk[end]!;
+      if (b < 14 || b > 127) {
+        if (b === 10) break;
+        if (b === 13 || b === 0 || b > 127) return false;
+      }
+    }
+    const field = colon - i;
+    let value = colon + 1;
+    if (value < end && chunk[value] === 32) value++;
+    if (field === 4 && first === 100 && chunk[i + 1] === 97 && chunk[i + 2] === 116 && chunk[i + 3] === 97) {
+      if (dataStart >= 0) return false;
+      dataStart = value;
+      dataEnd = end;
+    } else if (field === 2 && first === 105 && chunk[i + 1] === 100) {
+      idStart = value;
+      idEnd = end;
+    } else if (field === 5 && first === 101 && chunk[i + 1] === 118 && chunk[i + 2] === 101 && chunk[i + 3] === 110 && chunk[i + 4] === 116) {
+      typeStart = value;
+      typeEnd = end;
+    }
+    // A comment (field empty) or another field (retry, unknown ones): nothing the proxy reads.
+    i = end + 1;
+  }
+  return true;
+}
+
+function event(chunk: Buffer, idStart: number, idEnd: number, dataStart: number, dataEnd: number, typeStart: number, typeEnd: number): ScannedEvent {
+  let idLo = 0;
+  let idHi = 0;
+  if (idStart >= 0) {
+    idLo = idHashBytes(chunk, idStart, idEnd);
+    idHi = hashHi();
+  }
+  const hasData = dataStart >= 0;
+  const ev: ScannedEvent = {
+    event: typeStart < 0 || typeStart === typeEnd ? MESSAGE : isMessage(chunk, typeStart, typeEnd) ? MESSAGE : chunk.toString('latin1', typeStart, typeEnd),
+    data: hasData ? chunk.toString('latin1', dataStart, dataEnd) : '',
+    frame: undefined,
+    dataStart: undefined,
+    print: payloadPrintBytes(chunk, hasData ? dataStart : 0, hasData ? dataEnd : 0),
+    idLo,
+    idHi,
+  };
+  if (idStart >= 0) ev.id = chunk.toString('latin1', idStart, idEnd);
+  return ev;
+}
+
+function isMessage(chunk: Buffer, start: number, end: number): boolean {
+  return end - start === MESSAGE_BYTES.length && chunk.compare(MESSAGE_BYTES, 0, MESSAGE_BYTES.length, start, end) === 0;
+}
+
+/** The event's payloadPrint: taken already when it was read off its bytes. */
+export function printOf(ev: SseEvent): number {
+  const print = (ev as Partial<ScannedEvent>).print;
+  return print !== undefined ? print : payloadPrint(ev.data);
+}
