@@ -10,8 +10,10 @@
  * stage to cut, at a resolution the deployed bench's noise hides.
  *
  * Input: the answers of bench/sidecar's upstream (the SDK's InMemoryEventStore ids, N progress
- * notifications and the result, one chunk per answer), one session. CPU from process.cpuUsage
- * (the GC's helper threads included), ns per event.
+ * notifications and the result), one chunk per event as the proxy receives them (the SDK writes
+ * each event on its own: 1,021 of 1,042 chunks of 20 calls held one event, 2026-12-07), one
+ * session. A build with sse-scan.js reads each chunk as its relay does (off the bytes when it can,
+ * else as text). CPU from process.cpuUsage (the GC's helper threads included), ns per event.
  *
  * Environment: PROXY_EVENTS_BASE, the `dist/` of another build (say the last commit's, copied
  * with package.json to .tmp/base/) measured in the same run, rounds interleaved: a before/after
@@ -33,14 +35,14 @@ interface Build {
   run(stage: number, calls: number): number;
 }
 
-/** One answer as the SDK's server sends it: N progress notifications, then the result, each with an event-store id. */
-function answer(call: number): Buffer {
+/** One answer as the SDK's server sends it: N progress notifications, then the result, each with an event-store id, a chunk each. */
+function answer(call: number): Buffer[] {
   const stream = `${(call * 2654435761) % 1e9}-4abc-9def-0123456789ab`;
   const id = (): string => `${stream}_${1765000000000 + call}_${Math.random().toString(36).substring(2, 10)}`;
-  let t = '';
-  for (let i = 1; i <= N; i++) t += `event: message\nid: ${id()}\ndata: {"method":"notifications/progress","params":{"progressToken":${call},"progress":${i},"total":${N}},"jsonrpc":"2.0"}\n\n`;
-  t += `event: message\nid: ${id()}\ndata: {"result":{"content":[{"type":"text","text":"done ${N}"}]},"jsonrpc":"2.0","id":${call}}\n\n`;
-  return Buffer.from(t);
+  const out: Buffer[] = [];
+  for (let i = 1; i <= N; i++) out.push(Buffer.from(`event: message\nid: ${id()}\ndata: {"method":"notifications/progress","params":{"progressToken":${call},"progress":${i},"total":${N}},"jsonrpc":"2.0"}\n\n`));
+  out.push(Buffer.from(`event: message\nid: ${id()}\ndata: {"result":{"content":[{"type":"text","text":"done ${N}"}]},"jsonrpc":"2.0","id":${call}}\n\n`));
+  return out;
 }
 
 async function load(name: string, dist: string): Promise<Build> {
@@ -54,6 +56,9 @@ async function load(name: string, dist: string): Promise<Build> {
     mod('proxy/event-history.js'),
     mod('proxy/chunk-text.js'),
   ]);
+  // Builds before it read every chunk as text.
+  const scan = await mod('proxy/sse-scan.js').catch(() => undefined);
+  const scanned: any[] = [];
   const spans = { event: (): void => undefined };
   const history = new hist.EventHistory(spans, { perSession: bb.DEFAULT_MAX_BUFFERED_EVENTS_PER_SESSION, maxEvents: bb.DEFAULT_MAX_BUFFERED_EVENTS }, false);
   const s = new table.SessionTable(10_000, 3_600_000, bb.DEFAULT_MAX_TRACKED_EVENT_IDS).create('0b6f3c2e-7d1a-4e55-9c3b-5a2f8e1d4c70', true);
@@ -64,23 +69,28 @@ async function load(name: string, dist: string): Promise<Build> {
     let events = 0;
     for (let c = 0; c < calls; c++) {
       const parser = new bb.SseParser(bb.DEFAULT_MAX_EVENT_CHARS);
-      const evs = parser.push(new text.ChunkText().write(answers[next++ & 255]!));
-      for (const ev of evs) {
-        events++;
-        if (stage < 1) continue;
-        // Builds with mayAnswer read only what may answer a request; the ring reads the rest if emitted.
-        const infos = info.mayAnswer === undefined || info.mayAnswer(ev.data) ? info.describeEvent(ev.data, ev.frame, ev.dataStart) : undefined;
-        if (stage < 2) continue;
-        const at = bb.epochNow();
-        const print = printMod.payloadPrint(ev.data);
-        if (stage < 3) continue;
-        // This build's log returns a flag (and is read for the rest); the earlier one an object.
-        const r = s.log.add(ev.id, print);
-        if (stage < 4) continue;
-        const flag = typeof r === 'boolean';
-        // The ring keeps a copy of the id: the log's own (9ce489d's log kept one), or this build's.
-        const id = flag ? (s.log.id ?? bb.detach(ev.id)) : ev.id;
-        history.record(s, s.id, id, ev.data, infos?.[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at);
+      const decoder = new text.ChunkText();
+      for (const chunk of answers[next++ & 255]!) {
+        // As the relay reads a chunk (sse-relay.ts onData).
+        const fast = scan !== undefined && parser.idle && decoder.clear && scan.scanEvents(chunk, bb.DEFAULT_MAX_EVENT_CHARS, scanned);
+        const evs = fast ? scanned : parser.push(decoder.write(chunk));
+        for (const ev of evs) {
+          events++;
+          if (stage < 1) continue;
+          // Builds with mayAnswer read only what may answer a request; the ring reads the rest if emitted.
+          const infos = info.mayAnswer === undefined || info.mayAnswer(ev.data) ? info.describeEvent(ev.data, ev.frame, ev.dataStart) : undefined;
+          if (stage < 2) continue;
+          const at = bb.epochNow();
+          const print = fast ? ev.print : printMod.payloadPrint(ev.data);
+          if (stage < 3) continue;
+          // This build's log returns a flag (and is read for the rest); the earlier one an object.
+          const r = fast ? s.log.addHashed(ev.id, ev.idLo, ev.idHi, print) : s.log.add(ev.id, print);
+          if (stage < 4) continue;
+          const flag = typeof r === 'boolean';
+          // The ring keeps a copy of the id: the log's own (9ce489d's log kept one), or this build's.
+          const id = fast ? ev.id : flag ? (s.log.id ?? bb.detach(ev.id)) : ev.id;
+          history.record(s, s.id, id, ev.data, infos?.[0], flag ? s.log : r.event, flag ? r : r.replayed, origin, at, fast);
+        }
       }
     }
     return events;

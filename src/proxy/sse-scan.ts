@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { SseEvent } from './building-blocks.js';
 import { hashHi, idHashBytes } from './id-hash.js';
 import { payloadPrint, payloadPrintBytes } from './payload-print.js';
@@ -20,7 +21,7 @@ const MESSAGE_BYTES = Buffer.from(MESSAGE);
  * per event, each event within `maxEventChars`. That is what the SDKs send, one `res.write` per
  * event. The text path (decode, SseParser on the text, payloadPrint and idHash over the strings)
  * was most of the proxy's work per event as deployed (`npm run bench -- sidecar-instructions`):
- * here each line is walked once in JS, the id and data hashed in place (id-hash.ts hashBytes,
+ * here the lines are found by native passes, the id and data hashed in place (id-hash.ts hashBytes,
  * equal to the strings' hashes), and only the id and data become strings, each its own (no frame
  * behind it, nothing to detach). Returns the events in `out` (cleared first), or false when the
  * chunk is anything else (a CR, a byte past ASCII or NUL, a field line without a colon, a second
@@ -31,6 +32,9 @@ export function scanEvents(chunk: Buffer, maxEventChars: number, out: ScannedEve
   out.length = 0;
   const n = chunk.length;
   if (n < 2 || chunk[n - 1] !== 10 || chunk[n - 2] !== 10) return false;
+  // Native passes over the chunk (memchr, SIMD): a JS loop over its bytes cost more than the
+  // text path it replaces (`npm run bench -- proxy-events`).
+  if (!isAscii(chunk) || chunk.indexOf(13) >= 0 || chunk.indexOf(0) >= 0) return false;
   let eventStart = 0;
   let idStart = -1;
   let idEnd = -1;
@@ -40,8 +44,9 @@ export function scanEvents(chunk: Buffer, maxEventChars: number, out: ScannedEve
   let typeEnd = -1;
   let i = 0;
   while (i < n) {
-    const first = chunk[i]!;
-    if (first === 10) {
+    // Found: the chunk ends with one.
+    const end = chunk.indexOf(10, i);
+    if (end === i) {
       // A blank line ends the event: one with an id or a data line is dispatched.
       if (idStart >= 0 || dataStart >= 0) {
         if (i - eventStart > maxEventChars) return false;
@@ -52,21 +57,10 @@ export function scanEvents(chunk: Buffer, maxEventChars: number, out: ScannedEve
       continue;
     }
     // The field name runs to the first colon.
+    const first = chunk[i]!;
     let colon = i;
-    for (; colon < n; colon++) {
-      const b = chunk[colon]!;
-      if (b === 58) break;
-      if (b === 10 || b === 13 || b === 0 || b > 127) return false;
-    }
-    if (colon === n) return false;
-    let end = colon + 1;
-    for (; end < n; end++) {
-      const b = chunk[end]!;
-      if (b < 14 || b > 127) {
-        if (b === 10) break;
-        if (b === 13 || b === 0 || b > 127) return false;
-      }
-    }
+    while (colon < end && chunk[colon] !== 58) colon++;
+    if (colon === end) return false;
     const field = colon - i;
     let value = colon + 1;
     if (value < end && chunk[value] === 32) value++;
@@ -109,7 +103,9 @@ function event(chunk: Buffer, idStart: number, idEnd: number, dataStart: number,
 }
 
 function isMessage(chunk: Buffer, start: number, end: number): boolean {
-  return end - start === MESSAGE_BYTES.length && chunk.compare(MESSAGE_BYTES, 0, MESSAGE_BYTES.length, start, end) === 0;
+  if (end - start !== MESSAGE_BYTES.length) return false;
+  for (let k = 0; k < MESSAGE_BYTES.length; k++) if (chunk[start + k] !== MESSAGE_BYTES[k]) return false;
+  return true;
 }
 
 /** The event's payloadPrint: taken already when it was read off its bytes. */
