@@ -38,6 +38,8 @@ export interface ProxySession {
  */
 export class SessionTable {
   private readonly sessions = new Map<string, ProxySession>();
+  /** The session last inserted (the most recently used): touched again, it stays in place. */
+  private newest: ProxySession | undefined;
   /** Sessions forgotten for the count bound or idleness. */
   forgotten = 0;
   private lastSweepMs = 0;
@@ -64,9 +66,13 @@ export class SessionTable {
       return undefined;
     }
     s.lastUsedMs = now;
-    // Re-insert so insertion order is recency order (the eviction walk takes the first).
-    this.sessions.delete(id);
-    this.sessions.set(id, s);
+    // Re-insert so insertion order is recency order (the eviction walk takes the first); the
+    // newest already stands last (a session's calls mostly follow each other).
+    if (s !== this.newest) {
+      this.sessions.delete(id);
+      this.sessions.set(id, s);
+      this.newest = s;
+    }
     return s;
   }
 
@@ -94,6 +100,7 @@ export class SessionTable {
       lastUsedMs: now,
     };
     this.sessions.set(id, s);
+    this.newest = s;
     return s;
   }
 
@@ -106,6 +113,7 @@ export class SessionTable {
 
   delete(id: string): void {
     this.sessions.delete(id);
+    if (this.newest?.id === id) this.newest = undefined;
   }
 
   /** Drops idle sessions, at most once per tenth of the TTL (they are in recency order). */
