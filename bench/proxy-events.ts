@@ -11,9 +11,11 @@
  *
  * Input: the answers of bench/sidecar's upstream (the SDK's InMemoryEventStore ids, N progress
  * notifications and the result), one chunk per event as the proxy receives them (the SDK writes
- * each event on its own: 1,021 of 1,042 chunks of 20 calls held one event, 2026-12-07), one
+ * each event on its own: each of the 1,042 chunks of 20 calls held one event, 2026-12-07), one
  * session. A build with sse-scan.js reads each chunk as its relay does (off the bytes when it can,
- * else as text). CPU from process.cpuUsage (the GC's helper threads included), ns per event.
+ * else as text): its parse stage then takes the id's hash and the payload's print too, which its
+ * print and log stages use as taken. CPU from process.cpuUsage (the GC's helper threads
+ * included), ns per event.
  *
  * Environment: PROXY_EVENTS_BASE, the `dist/` of another build (say the last commit's, copied
  * with package.json to .tmp/base/) measured in the same run, rounds interleaved: a before/after

@@ -46,10 +46,7 @@ export function hash64(s: string, seedLo: number, seedHi: number): number {
       h2 = (h2 << 17) | (h2 >>> 15);
     }
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  lastHi = h2 | 0;
-  return h1 | 0;
+  return finish(h1, h2);
 }
 
 /**
@@ -79,6 +76,11 @@ export function hashBytes(b: Uint8Array, start: number, end: number, seedLo: num
     h2 = Math.imul(h2 ^ c, 1597334677);
     h2 = (h2 << 17) | (h2 >>> 15);
   }
+  return finish(h1, h2);
+}
+
+/** The two halves mixed into each other: the low one returned, the high one kept for {@link hashHi}. */
+function finish(h1: number, h2: number): number {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   lastHi = h2 | 0;
