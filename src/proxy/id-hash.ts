@@ -8,27 +8,43 @@ const SEEDS = randomBytes(8);
 const SEED_LO = SEEDS.readInt32LE(0);
 const SEED_HI = SEEDS.readInt32LE(4);
 
-/** UTF-16 code units copied into the scratch per native write (a longer string goes in pieces). */
+/** Chars a string may have to be hashed through the scratch (a longer one is encoded apart). */
 const PIECE_CHARS = 1024;
-const scratch = Buffer.allocUnsafeSlow(PIECE_CHARS * 2);
-/** The scratch read two code units at a time. */
-const words = new Int32Array(scratch.buffer, scratch.byteOffset, PIECE_CHARS / 2);
+/** UTF-8 takes at most 3 bytes per UTF-16 unit: any string of PIECE_CHARS fits. */
+const scratch = Buffer.allocUnsafeSlow(PIECE_CHARS * 3);
+/** The scratch read two UTF-16 units at a time (the non-ASCII strings' words). */
+const units = new Int32Array(scratch.buffer, scratch.byteOffset, (PIECE_CHARS * 2) / 4);
 
 let lastHi = 0;
 
 /**
- * cyrb53's mixing kept to two full 32-bit halves, over the UTF-16 code units of `s` two at a time
- * (each step a bijection of the state: one word changed always changes the hash), seeded:
- * returns the low half as a signed 32-bit integer; {@link hashHi} then gives the high half. The
- * string is copied by one native write (UTF-16LE, lossless) into a scratch buffer read as 32-bit
- * words: `charCodeAt` in a loop checked the string's representation on every char, ~33
- * instructions a char as deployed (`SIDECAR_INSTR_KEEP`, bench/sidecar-instructions.ts), the
- * sidecar's largest per-event cost. Allocates nothing below {@link PIECE_CHARS} chars. The proxy's
+ * cyrb53's mixing kept to two full 32-bit halves, seeded: returns the low half as a signed 32-bit
+ * integer; {@link hashHi} then gives the high half. Each step is a bijection of the state (one
+ * word changed always changes the hash). An ASCII string is hashed as its bytes, four to a word
+ * ({@link hashBytes}), so that the sidecar hashes an event's id and data straight off the chunk
+ * (sse-scan.ts) to the same value; any other string as its UTF-16 code units, two to a word (lone
+ * surrogates as they are), under another seed tweak. The string is copied by one native write
+ * into a scratch buffer read as 32-bit words: `charCodeAt` in a loop checked the string's
+ * representation on every char. Allocates nothing below {@link PIECE_CHARS} chars. The proxy's
  * payload fingerprint (payload-print.ts) and id hash ({@link idHash}) are this.
  */
 export function hash64(s: string, seedLo: number, seedHi: number): number {
   const n = s.length;
-  let h1 = seedLo ^ n;
+  if (n <= PIECE_CHARS) {
+    // One UTF-8 byte per char only when every char is ASCII.
+    if (scratch.write(s, 0, 'utf8') === n) return hashBytes(scratch, 0, n, seedLo, seedHi);
+  } else {
+    const b = Buffer.from(s, 'utf8');
+    if (b.length === n) return hashBytes(b, 0, n, seedLo, seedHi);
+  }
+  return hashUnits(s, seedLo, seedHi);
+}
+
+/** A string with a non-ASCII char: its UTF-16 code units, two to a word, a piece at a time. */
+function hashUnits(s: string, seedLo: number, seedHi: number): number {
+  const n = s.length;
+  // The tweak keeps the two encodings' words apart (an ASCII string of other bytes never lines up).
+  let h1 = seedLo ^ n ^ 0x5bd1e995;
   let h2 = seedHi ^ n;
   for (let from = 0; from < n; from += PIECE_CHARS) {
     const m = Math.min(PIECE_CHARS, n - from);
@@ -37,7 +53,7 @@ export function hash64(s: string, seedLo: number, seedHi: number): number {
     if ((m & 1) === 1) scratch[m * 2] = scratch[m * 2 + 1] = 0;
     const w = (m + 1) >> 1;
     for (let i = 0; i < w; i++) {
-      const c = words[i]!;
+      const c = units[i]!;
       // Rotated after each product: a product carries a word's top bit to nothing but the top
       // bit, so without it two strings differing there, at any two places, hashed alike.
       h1 = Math.imul(h1 ^ c, 2654435761);
@@ -50,27 +66,29 @@ export function hash64(s: string, seedLo: number, seedHi: number): number {
 }
 
 /**
- * {@link hash64} of the string whose UTF-16 code units are the bytes `b[start, end)` (ASCII
- * bytes: the string they decode to), read in place: the sidecar's SSE relay hashes an event's id
- * and data straight off the chunk (sse-scan.ts), without the string, the native copy into the
- * scratch, or the call that makes it. Equal to hash64 of that string by construction (the same
- * words in the same order), which test/proxy/id-hash.test.ts checks.
+ * {@link hash64} of the ASCII string the bytes `b[start, end)` spell, read in place four to a
+ * word (little-endian; the last 1-3 bytes zero-padded, the length seeded in): the sidecar's SSE
+ * relay hashes an event's id and data off the chunk (sse-scan.ts), without the string or a copy.
+ * Two bytes to a word (as UTF-16 units are) cost twice the mixing: it was the largest function
+ * of the proxy's per-event work as deployed (`SIDECAR_INSTR_KEEP`, bench/sidecar-instructions.ts).
+ * test/proxy/id-hash.test.ts checks it against the strings'.
  */
 export function hashBytes(b: Uint8Array, start: number, end: number, seedLo: number, seedHi: number): number {
   const n = end - start;
   let h1 = seedLo ^ n;
   let h2 = seedHi ^ n;
   let i = start;
-  for (; i + 1 < end; i += 2) {
-    const c = b[i]! | (b[i + 1]! << 16);
+  for (; i + 4 <= end; i += 4) {
+    const c = b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
     h1 = Math.imul(h1 ^ c, 2654435761);
     h1 = (h1 << 13) | (h1 >>> 19);
     h2 = Math.imul(h2 ^ c, 1597334677);
     h2 = (h2 << 17) | (h2 >>> 15);
   }
   if (i < end) {
-    // An odd count: the last word's second unit is zero, as hash64's scratch has it.
-    const c = b[i]!;
+    let c = b[i]!;
+    if (i + 1 < end) c |= b[i + 1]! << 8;
+    if (i + 2 < end) c |= b[i + 2]! << 16;
     h1 = Math.imul(h1 ^ c, 2654435761);
     h1 = (h1 << 13) | (h1 >>> 19);
     h2 = Math.imul(h2 ^ c, 1597334677);

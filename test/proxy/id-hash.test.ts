@@ -36,12 +36,23 @@ test('hash64: one unit changed anywhere, or one appended (a zero unit included),
   assert.equal(lone.size, 6, 'lone surrogates are hashed as the units they are, not replaced');
 });
 
-test('hashBytes over ASCII bytes is hash64 of the string they spell (even and odd lengths, past a scratch piece)', () => {
-  for (const n of [0, 1, 2, 3, 64, 65, 1023, 1024, 1025, 2049]) {
+test('hashBytes over ASCII bytes is hash64 of the string they spell (every length mod 4, any alignment, past a scratch piece)', () => {
+  for (const n of [0, 1, 2, 3, 4, 5, 6, 7, 64, 65, 1023, 1024, 1025, 2049]) {
     let s = '';
     for (let i = 0; i < n; i++) s += String.fromCharCode(32 + ((i * 7919) % 95));
-    const framed = Buffer.from(`id: ${s}\n`);
-    assert.equal(`${hashBytes(framed, 4, 4 + n, 7, 11)}:${hashHi()}`, both(s), `${n} chars`);
-    assert.equal(`${idHashBytes(framed, 4, 4 + n)}:${hashHi()}`, `${idHash(s)}:${hashHi()}`, `${n} chars`);
+    for (const pad of ['', 'x', 'xy', 'xyz']) {
+      // A slice of a larger buffer at an odd offset, as a socket's chunk is.
+      const framed = Buffer.from(`${pad}id: ${s}\nmore`).subarray(pad.length);
+      assert.equal(`${hashBytes(framed, 4, 4 + n, 7, 11)}:${hashHi()}`, both(s), `${n} chars, offset ${pad.length}`);
+      assert.equal(`${idHashBytes(framed, 4, 4 + n)}:${hashHi()}`, `${idHash(s)}:${hashHi()}`, `${n} chars, offset ${pad.length}`);
+    }
   }
+});
+
+test('hash64: an ASCII string and a non-ASCII one, or one past the scratch, are hashed apart; bytes after the end are not read', () => {
+  const seen = new Set<string>();
+  for (const s of ['', 'a', 'ab', 'abc', 'abcd', 'abcde', 'a\u0000', 'a\u0000\u0000', 'é', 'a\u00e9', 'ab\u0100', 'x'.repeat(1025), `${'x'.repeat(1024)}é`]) seen.add(both(s));
+  assert.equal(seen.size, 13);
+  const b = Buffer.from('abcdefgh');
+  for (let n = 0; n <= 7; n++) assert.equal(`${hashBytes(b, 0, n, 7, 11)}:${hashHi()}`, both('abcdefgh'.slice(0, n)), `${n} bytes`);
 });
