@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import {
   HEADER_LAST_EVENT_ID,
   HEADER_PROTOCOL_VERSION,
@@ -58,9 +58,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   const { opts, stats, table, spans } = ctx;
   stats.requests++;
   const method = (req.method ?? 'GET').toUpperCase();
-  const presented = headerOf(req.headers, HEADER_SESSION_ID);
-  const cursor = headerOf(req.headers, HEADER_LAST_EVENT_ID);
-  const pv = headerOf(req.headers, HEADER_PROTOCOL_VERSION);
+  const presented = headerOf(req.rawHeaders, HEADER_SESSION_ID);
+  const cursor = headerOf(req.rawHeaders, HEADER_LAST_EVENT_ID);
+  const pv = headerOf(req.rawHeaders, HEADER_PROTOCOL_VERSION);
   const arrivedAt = epochNow();
   let session = presented !== undefined ? table.get(presented) : undefined;
   if (opts.guard && session?.lost) {
@@ -80,7 +80,7 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
     port: up.port || 80,
     method,
     path: `${base}${req.url ?? '/'}`,
-    headers: forwardHeaders(req.headers, up.host),
+    headers: forwardHeaders(req.rawHeaders, up.host),
   });
 
   // ---- request body: forwarded as it comes, a bounded copy kept to read JSON-RPC ids ----
@@ -148,9 +148,9 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
   upstream.on('response', (ures) => {
     timeouts.headers.cancel();
     const status = ures.statusCode ?? 502;
-    const answeredId = headerOf(ures.headers, HEADER_SESSION_ID);
+    const answeredId = headerOf(ures.rawHeaders, HEADER_SESSION_ID);
     const ok = status >= 200 && status < 300;
-    const upstreamInc = headerOf(ures.headers, HEADER_SESSION_INCARNATION);
+    const upstreamInc = headerOf(ures.rawHeaders, HEADER_SESSION_INCARNATION);
     const first = bodyInfos()[0];
     const rpcMethod = first?.method;
 
@@ -231,11 +231,11 @@ export function handleExchange(ctx: ProxyContext, req: IncomingMessage, res: Ser
       if (!recorded) spans.settledAnswered(sid, late.info, late.protocolVersion, late.at, info.kind === 'error' ? 'error' : 'answered', epochNow());
       return recorded;
     };
-    const headers: OutgoingHttpHeaders = forwardHeaders(ures.headers);
+    const headers = forwardHeaders(ures.rawHeaders);
     // An upstream that mints incarnations itself (a forkwatch-guarded server) keeps its own.
     if (s !== undefined && upstreamInc !== undefined) s.incarnation = upstreamInc;
-    else if (opts.guard && s !== undefined && !s.lost) headers[HEADER_SESSION_INCARNATION] = s.incarnation;
-    const ct = String(ures.headers['content-type'] ?? '').toLowerCase();
+    else if (opts.guard && s !== undefined && !s.lost) headers.push(HEADER_SESSION_INCARNATION, s.incarnation);
+    const ct = (headerOf(ures.rawHeaders, 'content-type') ?? '').toLowerCase();
     const sse = ct.includes('text/event-stream');
     const isInit = opts.guard && rpcMethod === 'initialize' && s !== undefined && ok && upstreamInc === undefined;
 

@@ -1,5 +1,6 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { writeJsonRpcError } from './building-blocks.js';
+import { headerOf, withHeader } from './forward-headers.js';
 import { sseWithIncarnationMeta, withIncarnationMeta } from './initialize-meta.js';
 
 /** JSON-RPC code of the answer to an `initialize` whose answer passed `maxInitializeBytes`. */
@@ -7,7 +8,7 @@ const JSONRPC_INTERNAL_ERROR = -32603;
 
 /**
  * Under `--guard`: the initialize answer, read whole up to `maxBytes`, with the incarnation added
- * to `_meta` and `content-length` set anew. Past `maxBytes` (a huge or endless answer) the
+ * to `_meta` and `content-length` set anew (`headers`: the raw list to answer with). Past `maxBytes` (a huge or endless answer) the
  * upstream answer is dropped and the client gets `502` with a JSON-RPC error naming
  * `--max-initialize-bytes`: it is never held whole, nor streamed on without the incarnation, so
  * the proxy's memory for it stays under `maxBytes` whatever the upstream and the client do (the
@@ -19,7 +20,7 @@ export function passInitialize(
   ures: IncomingMessage,
   res: ServerResponse,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: string[],
   sse: boolean,
   incarnation: string,
   done: (original: string) => void,
@@ -27,7 +28,7 @@ export function passInitialize(
   const chunks: Buffer[] = [];
   let size = 0;
   let refused = false;
-  const declared = Number(ures.headers['content-length']);
+  const declared = Number(headerOf(ures.rawHeaders, 'content-length'));
   const refuse = (): void => {
     refused = true;
     chunks.length = 0;
@@ -54,9 +55,7 @@ export function passInitialize(
     if (refused) return;
     const text = Buffer.concat(chunks).toString('utf8');
     const out = sse ? sseWithIncarnationMeta(text, incarnation) : (withIncarnationMeta(text, incarnation) ?? text);
-    delete headers['content-length'];
-    headers['content-length'] = Buffer.byteLength(out);
-    res.writeHead(status, headers);
+    res.writeHead(status, withHeader(headers, 'content-length', String(Buffer.byteLength(out))));
     res.end(out);
     done(text);
   });

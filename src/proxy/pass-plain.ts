@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeText, type JsonRpcInfo } from './building-blocks.js';
 import type { IdleBound } from './idle-bound.js';
 
@@ -11,7 +11,7 @@ export function passPlain(
   ures: IncomingMessage,
   res: ServerResponse,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: string[],
   parseJson: boolean,
   maxParseBytes: number,
   idle: IdleBound,
