@@ -22,8 +22,15 @@ const env = (name: string, d: number): number => Number(process.env[name] ?? d);
 /** Calls per measured block, per notification count (SIDECAR_CALLS_5, SIDECAR_CALLS_50). */
 const blockCalls = (n: number): number => env(`SIDECAR_CALLS_${n}`, n === 5 ? 600 : 150);
 const ROUNDS = env('SIDECAR_ROUNDS', 5);
-/** Calls per variant before anything is measured: V8 compiles a proxy's hot code for a while. */
-const WARMUP = env('SIDECAR_WARMUP', 1500);
+/**
+ * Calls per variant at 5 notifications before anything is measured, and a tenth of it at 50: V8
+ * compiles a proxy's hot code for a while. Under this load with no latency phase between, a
+ * `perf` profile of each proxy after 1,500 (and 150) found V8's compiler threads still busy over
+ * the next 3,000 calls (forkwatch 21.8 µs a call, the bare pipe 9.6); after 3,000 (and 300), both
+ * at ~7.5 µs a call over the next 15,000 (bench/RESULTS.md, stop 44): a long-running sidecar pays
+ * the second.
+ */
+const WARMUP = env('SIDECAR_WARMUP', 3000);
 /**
  * Calls per variant and notification count in the latency phase (concurrency 1, interleaved): a
  * p99 needs 1,000 or more for an interval (latency-interval.ts, MIN_BEYOND).
