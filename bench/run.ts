@@ -14,6 +14,7 @@ import { benchStateWrite } from './state-write.js';
 import { printProxy } from './proxy.js';
 import { printSidecar } from './sidecar.js';
 import { printSidecarInstructions } from './sidecar-instructions.js';
+import { printSidecarProfile } from './sidecar-profile.js';
 import { printProxyEvents } from './proxy-events.js';
 import { benchPromisesPerCall } from './promises-per-call.js';
 import { benchGcPerCall, describeGcFigures, summarizeGcRows } from './gc-per-call.js';
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
   if (only.includes('sidecar')) await printSidecar((line) => console.log(line));
   // Opt-in (minutes under valgrind): the same, counted in instructions, where the CPU ratios are too noisy.
   if (only.includes('sidecar-instructions')) await printSidecarInstructions((line) => console.log(line));
+  if (only.includes('sidecar-profile')) await printSidecarProfile((line) => console.log(line));
   // Opt-in: the sidecar's per-event work, stage by stage, in process.
   if (only.includes('proxy-events')) await printProxyEvents((line) => console.log(line));
 

@@ -293,7 +293,7 @@ export async function benchSidecar(): Promise<SidecarResult> {
 export async function printSidecar(print: (line: string) => void): Promise<void> {
   print(`\n# Sidecar as deployed: bare node:http pipe proxy vs 'node dist/cli/bin.js proxy' (spans over OTLP/HTTP protobuf to a sink`);
   print(`# process), each proxy a process of its own, in front of one real MCP SDK server process (InMemoryEventStore); stock SDK`);
-  print(`# clients, ${IN_FLIGHT} calls in flight; proxy CPU from /proc/<pid>/stat (10 ms ticks), ${ROUNDS} rounds of blocks of`);
+  print(`# clients, ${IN_FLIGHT} calls in flight; proxy CPU from its threads' scheduler runtime (ns), ${ROUNDS} rounds of blocks of`);
   print(`# ${blockCalls(5)} calls (5 notifications) and ${blockCalls(50)} (50), the variants rotating, after ${WARMUP} warm-up calls each.`);
   print(`# Latency: one call at a time, the variants interleaved call by call, ${LATENCY_CALLS} calls each; added = over the bare pipe;`);
   print(`# sent and read on the wire (bench/sidecar/wire-call.ts: a message arrives when its chunk comes off the socket); the server reads`);
