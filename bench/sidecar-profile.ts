@@ -48,6 +48,8 @@ async function profile(name: string, args: string[], ready: RegExp, dir: string,
   if (spawnSync('mkfifo', [ctl]).status !== 0) throw new Error('mkfifo failed');
   const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(HZ), '-g', '-D', '-1', `--control=fifo:${ctl}`, '-o', data, '--', process.execPath, '--perf-basic-prof', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    // --perf-basic-prof also writes V8's isolate-*.log where the process runs: in the temp dir, deleted after.
+    cwd: dir,
   });
   let stderr = '';
   perf.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
